@@ -1,0 +1,407 @@
+/*
+ * tether.h — threads you can trust.
+ *
+ * tether runs code on threads whose failures are never lost and whose state never moves.
+ * This header is the whole C API: a reader can learn the library from it. It is plain C99,
+ * C++-safe, and every function in it is documented where it is declared.
+ *
+ * Groups, in order:
+ *   1. Conventions, export macro and version
+ *   2. Handles
+ *   3. Status codes and the last-error text
+ *   4. Tasks, callbacks and errors
+ *   5. ThreadRunner: a scope of threads whose errors are caught
+ *
+ * Thread safety: every function may be called from any thread at any time, unless its
+ * comment says "callback only" (valid only inside a callback, on that callback's thread).
+ */
+#ifndef TETHER_TETHER_H
+#define TETHER_TETHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------------------------------
+ * 1. Conventions, export macro and version
+ *
+ * Every function returns a tether_status unless it is a pure accessor. The status speaks
+ * about THE CALL (a bad handle, a timeout); the outcome of user code is read separately
+ * (poll and the error accessors), so a call can succeed in telling you that a task failed.
+ *
+ * Ownership: strings handed in are copied, and the library keeps no caller pointer beyond
+ * the call, except `arg` (section 4). Strings handed out are copied into a caller buffer:
+ * `size_t f(..., char *buf, size_t cap)` returns the full length (without the NUL) and writes
+ * at most `cap - 1` bytes plus a NUL when `cap > 0`, like snprintf. `buf` may be NULL when
+ * `cap` is 0, to ask for the length.
+ *
+ * Timeouts are int64_t nanoseconds on the monotonic clock: `< 0` waits forever, `0` never
+ * blocks. Deadlines saturate: a huge timeout never overflows.
+ *
+ * Options structs start with `uint32_t struct_size`; `tether_X_options_init` fills the
+ * defaults and the size. A struct_size larger than this library knows, or smaller than the
+ * first published version of the struct, is TETHER_E_INVALID_ARGUMENT; an older (smaller,
+ * published) size is accepted and the missing fields take their defaults.
+ *
+ * Threads the library creates block asynchronous signals (synchronous ones such as SIGSEGV
+ * stay deliverable) and are never detached: each is joined before its owner is freed.
+ * Process exit with live handles does not crash. After fork(), the child may only exec:
+ * every call that touches library state returns TETHER_E_FORKED there, and nothing of the
+ * parent's is dropped or joined in the child (an `arg` handed to such a call is not dropped
+ * either: its drop function could need a lock held by a thread that does not exist there).
+ * ---------------------------------------------------------------------------------------- */
+
+#if defined(_WIN32)
+#  if defined(TETHER_BUILDING)
+#    define TETHER_API __declspec(dllexport)
+#  else
+#    define TETHER_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define TETHER_API __attribute__((visibility("default")))
+#else
+#  define TETHER_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TETHER_VERSION_MAJOR 0
+#define TETHER_VERSION_MINOR 1
+#define TETHER_VERSION_PATCH 0
+/* TETHER_VERSION: the header's version as tether_version() encodes it. */
+#define TETHER_VERSION \
+  ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH)
+
+/* tether_version: the library's version, `major << 16 | minor << 8 | patch`. Compare it with
+ * TETHER_VERSION to detect a header/library mismatch. Never fails. */
+TETHER_API uint32_t tether_version(void);
+
+/* tether_version_string: "MAJOR.MINOR.PATCH", static storage. Never fails. */
+TETHER_API const char *tether_version_string(void);
+
+/* ------------------------------------------------------------------------------------------
+ * 2. Handles
+ *
+ * Every object is a typed handle passed by value. `id == 0` is the null handle. A handle
+ * that is null, forged, of another kind, or already released gives TETHER_E_INVALID_HANDLE:
+ * never a crash and never a use-after-free (the library keeps a generation-counted handle
+ * table, and the kind is part of the id).
+ *
+ * tether_X_release(h) ends the caller's handle at once; the object itself lives on for as
+ * long as the library still needs it. Releasing twice is TETHER_E_INVALID_HANDLE. A release
+ * that waits has a tether_X_release_nowait twin that ends the handle at once and leaves the
+ * waiting to the library's control thread (for finalizers and Drop). A wait blocked on a
+ * handle that another thread releases returns TETHER_E_INVALID_HANDLE promptly.
+ *
+ * Handles given to a callback (tether_task_runner, tether_task_actor) are BORROWED: usable
+ * during the callback, never released by the callee.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct tether_runner   { uint64_t id; } tether_runner;
+typedef struct tether_executor { uint64_t id; } tether_executor;
+typedef struct tether_actor    { uint64_t id; } tether_actor;
+typedef struct tether_future   { uint64_t id; } tether_future;
+typedef struct tether_error    { uint64_t id; } tether_error;
+typedef struct tether_graph    { uint64_t id; } tether_graph;
+typedef struct tether_compiled { uint64_t id; } tether_compiled;
+
+/* ------------------------------------------------------------------------------------------
+ * 3. Status codes and the last-error text
+ *
+ * The values are stable: they never change meaning, and new codes only take new numbers.
+ * TETHER_STATUS_MAP is the one table the codes, their names (tether_status_name) and their
+ * sentences (tether_status_describe) all come from, so the three can never drift apart.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef int32_t tether_status;
+
+/* TETHER_STATUS_MAP(X): X(suffix, value, description) for every status code. */
+#define TETHER_STATUS_MAP(X)                                                                  \
+  X(OK,                   0, "success")                                                        \
+  X(E_INVALID_ARGUMENT,   1, "invalid argument: a NULL out-pointer, a bad option value or name, or an index out of range") \
+  X(E_INVALID_HANDLE,     2, "invalid handle: null, forged, of another kind, or already released") \
+  X(E_WRONG_STATE,        3, "the object is not in a state that allows this call")              \
+  X(E_TIMEOUT,            4, "the timeout passed before the wait was satisfied")                \
+  X(E_CANCELLED,          5, "the work was cancelled before or while it ran")                   \
+  X(E_DEADLOCK,           6, "the call would wait on the calling thread itself")               \
+  X(E_THREAD_BUSY,        7, "the thread already hosts another compiled graph's loop")         \
+  X(E_ACTOR_DEAD,         8, "the actor's constructor failed")                                  \
+  X(E_QUEUE_FULL,         9, "the bounded queue is full and the call may not wait")             \
+  X(E_SHUTDOWN,          10, "the target executor or actor is stopping or stopped")             \
+  X(E_NO_MEMORY,         11, "out of memory")                                                   \
+  X(E_THREAD_CREATE,     12, "the operating system refused to create a thread")                 \
+  X(E_TASK_FAILED,       13, "user code reported failure")                                      \
+  X(E_EXCEPTION,         14, "user C++ code threw a std::exception")                            \
+  X(E_UNKNOWN_EXCEPTION, 15, "user C++ code threw something other than a std::exception")       \
+  X(E_PANIC,             16, "a binding's user code panicked")                                  \
+  X(E_NOT_FOUND,         17, "no such concurrency group or thread name")                       \
+  X(E_INTERNAL,          18, "internal error in the tether library")                           \
+  X(E_FORKED,            19, "a tether object was used in a child process after fork()")
+
+#define TETHER_STATUS_ENUM_ENTRY_(suffix, value, description) TETHER_##suffix = value,
+enum tether_status_code { TETHER_STATUS_MAP(TETHER_STATUS_ENUM_ENTRY_) };
+#undef TETHER_STATUS_ENUM_ENTRY_
+
+/* tether_status_name: "TETHER_E_TIMEOUT" for TETHER_E_TIMEOUT; "TETHER_E_UNKNOWN" for a value
+ * that is not a status code. Static storage, never NULL, never fails. */
+TETHER_API const char *tether_status_name(int32_t status);
+
+/* tether_status_describe: one human sentence for the code; "unknown status code" for a
+ * value that is not one. Static storage, never NULL, never fails. */
+TETHER_API const char *tether_status_describe(int32_t status);
+
+/* tether_last_error_message: the detail of why the last failing call made on THIS thread
+ * failed ("invalid handle: runner was released"), copied into buf as in section 1. A
+ * convenience for C: every fact it states is also in the status code or in an error
+ * object, so a caller that switches OS threads between calls (a goroutine) loses nothing.
+ * Successful calls do not clear it. Returns 0 (empty) when no call on this thread failed. */
+TETHER_API size_t tether_last_error_message(char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------------------------
+ * 4. Tasks, callbacks and errors
+ *
+ * User code runs as a callback: `tether_status fn(tether_task *task, void *arg)`. It returns
+ * TETHER_OK to succeed, or any other value to fail; a failure's error has the code
+ * TETHER_E_TASK_FAILED, `user_code` the returned value, and the message "task returned N".
+ *
+ * `arg` and its `arg_drop` (which may be NULL) belong to the library from the moment you
+ * pass them, whatever the call returns: arg_drop(arg) runs exactly once — after the callback
+ * has run, or instead of it when the work is cancelled, rejected (the call failed: it then
+ * runs before the call returns) or its actor dies — unless the callback never returns or
+ * the process exits first. It may run on any thread, never under a library lock, and may
+ * call any tether function except a wait.
+ *
+ * A C++ exception thrown through a callback is caught at the task boundary: a
+ * std::exception becomes TETHER_E_EXCEPTION with what() as the message, anything else
+ * TETHER_E_UNKNOWN_EXCEPTION; both record the exception's demangled type name.
+ *
+ * Errors are immutable, shared objects behind tether_error handles. Every tether_error you
+ * receive must be released with tether_error_release. An accessor on an invalid error
+ * handle returns 0 or the empty string.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct tether_task tether_task; /* callback only */
+typedef tether_status (*tether_fn)(tether_task *task, void *arg);
+typedef void (*tether_drop_fn)(void *p);
+typedef void (*tether_notify_fn)(void *arg);
+
+/* States of a runner, a future or an actor call. SUCCEEDED, FAILED and CANCELLED are
+ * terminal: once reported they never change. */
+enum tether_state {
+  TETHER_PENDING = 0,
+  TETHER_RUNNING = 1,
+  TETHER_SUCCEEDED = 2,
+  TETHER_FAILED = 3,
+  TETHER_CANCELLED = 4
+};
+
+/* Actor states (section 8). */
+enum tether_actor_state { TETHER_ACTOR_ALIVE = 1, TETHER_ACTOR_DEAD = 2, TETHER_ACTOR_STOPPED = 3 };
+
+/* Stop modes (section 8). */
+enum tether_stop_mode { TETHER_STOP_DRAIN = 0, TETHER_STOP_CANCEL = 1 };
+
+/* tether_task_fail: callback only. Records a failure with an application code and a message
+ * (copied; NULL gives "task failed"), and returns TETHER_E_TASK_FAILED so a callback can
+ * write `return tether_task_fail(t, 7, "disk full");`. A task that recorded a failure fails
+ * even if it then returns TETHER_OK; a second record replaces the first.
+ * Returns TETHER_E_INVALID_ARGUMENT (nothing recorded) when `t` is NULL or not the task of
+ * the callback running on this thread. */
+TETHER_API tether_status tether_task_fail(tether_task *t, int64_t user_code, const char *message);
+
+/* tether_task_fail_with: callback only. Like tether_task_fail with an explicit error code,
+ * so a binding can record TETHER_E_PANIC with the panic text. `code` must be a failure code
+ * of section 3 (not TETHER_OK); returns `code` on success so it can be returned from the
+ * callback. TETHER_E_INVALID_ARGUMENT for a bad `t` or `code` (nothing recorded). */
+TETHER_API tether_status tether_task_fail_with(tether_task *t, int32_t code, int64_t user_code,
+                                               const char *message);
+
+/* tether_task_set_result: callback only. Hands `value` to the task's result slot; `drop`
+ * (may be NULL) runs once on it if nobody takes it or the outcome is not SUCCEEDED. A second
+ * call replaces the value and drops the first. For a runner, only the target fills the
+ * slot: from a nested thread this is TETHER_E_WRONG_STATE. On any failure (also
+ * TETHER_E_INVALID_ARGUMENT for a bad `t`) `drop(value)` runs before the call returns. */
+TETHER_API tether_status tether_task_set_result(tether_task *t, void *value, tether_drop_fn drop);
+
+/* tether_task_stop_requested: callback only. Nonzero once cancellation, or a sibling's
+ * failure under stop_on_error, asked this task's scope to stop. Cooperative: nothing is
+ * killed. 0 for a bad `t`. */
+TETHER_API int tether_task_stop_requested(const tether_task *t);
+
+/* tether_task_thread_name: callback only. The full name of the thread the task runs on
+ * (the OS sees at most 15 bytes of it). Valid until the callback returns; "" for a bad `t`. */
+TETHER_API const char *tether_task_thread_name(const tether_task *t);
+
+/* tether_task_runner: callback only. The BORROWED handle of the runner the task belongs to.
+ * TETHER_E_INVALID_ARGUMENT for a bad `t` or NULL `out`; TETHER_E_WRONG_STATE (out set to
+ * the null handle) when the task belongs to no runner. */
+TETHER_API tether_status tether_task_runner(const tether_task *t, tether_runner *out);
+
+/* tether_task_actor: callback only. The BORROWED handle of the actor the task belongs to.
+ * TETHER_E_INVALID_ARGUMENT for a bad `t` or NULL `out`; TETHER_E_WRONG_STATE (out set to
+ * the null handle) when the task belongs to no actor (every runner task). */
+TETHER_API tether_status tether_task_actor(const tether_task *t, tether_actor *out);
+
+/* tether_error_code: the error's status code (TETHER_E_TASK_FAILED, TETHER_E_EXCEPTION, ...);
+ * 0 for an invalid handle. */
+TETHER_API int32_t tether_error_code(tether_error e);
+
+/* tether_error_user_code: the application code (the callback's return value, or the
+ * user_code given to tether_task_fail); 0 for an invalid handle. */
+TETHER_API int64_t tether_error_user_code(tether_error e);
+
+/* tether_error_message: the message, copied into buf (section 1). 0 for an invalid handle. */
+TETHER_API size_t tether_error_message(tether_error e, char *buf, size_t cap);
+
+/* tether_error_thread_name: the full name of the thread the error was raised on
+ * ("upload-2"), copied into buf. 0 for an invalid handle. */
+TETHER_API size_t tether_error_thread_name(tether_error e, char *buf, size_t cap);
+
+/* tether_error_type_name: the demangled type of the C++ exception behind the error
+ * ("std::runtime_error"), or a binding's type name; empty when there is none. */
+TETHER_API size_t tether_error_type_name(tether_error e, char *buf, size_t cap);
+
+/* tether_error_cause: the error that caused this one (an ACTOR_DEAD error's cause is the
+ * constructor's error), as a new handle the caller must release; the null handle and
+ * TETHER_OK when there is none. TETHER_E_INVALID_ARGUMENT for a NULL `out`,
+ * TETHER_E_INVALID_HANDLE for a bad `e`. */
+TETHER_API tether_status tether_error_cause(tether_error e, tether_error *out);
+
+/* tether_error_release: ends the handle. The error object itself is shared and freed with
+ * its last handle. TETHER_E_INVALID_HANDLE for a bad or already released handle. */
+TETHER_API tether_status tether_error_release(tether_error e);
+
+/* ------------------------------------------------------------------------------------------
+ * 5. ThreadRunner: a scope of threads whose errors are caught
+ *
+ * tether_runner_start runs `target` on a new thread. Inside it, and recursively inside the
+ * threads it starts, tether_task_spawn starts a NESTED thread that belongs to the same
+ * scope. Threads created some other way feed the scope with tether_runner_report_error.
+ *
+ *  - The scope SUCCEEDS when the target and every nested thread have returned OK. The
+ *    target returning does not end the scope while nested threads still run.
+ *  - The scope FAILS at its FIRST error, from any of its threads: from that moment poll
+ *    says TETHER_FAILED and join returns, even while other threads still run. With
+ *    stop_on_error the stop request is published BEFORE the failure becomes visible.
+ *  - The scope is CANCELLED when tether_runner_cancel was called and every thread then
+ *    ended without an error; an error during cancellation makes it FAILED. Its error (the
+ *    only one) has the code TETHER_E_CANCELLED.
+ *  - Once poll reports a terminal state it never changes, and the first error never
+ *    changes once visible. No poll ever sees SUCCEEDED, or a terminal state without an
+ *    error, for a scope that failed.
+ *
+ * Inside and outside: a call is "from the inside" when the calling thread belongs to the
+ * runner's scope. From the inside, a wait that would have to wait returns
+ * TETHER_E_DEADLOCK (a wait with timeout 0 returns TETHER_E_TIMEOUT, never DEADLOCK), and
+ * release never deadlocks: the handle ends at once and the library's control thread joins
+ * the threads and frees the runner once they have returned.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct tether_runner_options {
+  uint32_t struct_size;
+  const char *name;  /* thread name (copied; OS-visible, cut to 15 bytes); default "tether-run" */
+  int stop_on_error; /* default 1: the first error asks every thread of the scope to stop */
+  size_t stack_size; /* 0 = platform default; else at least PTHREAD_STACK_MIN */
+} tether_runner_options;
+
+/* tether_runner_options_init: fills the defaults and struct_size. NULL does nothing. */
+TETHER_API void tether_runner_options_init(tether_runner_options *o);
+
+/* tether_runner_start: runs target(task, arg) on a new thread named opts->name and returns
+ * the runner's handle in *out, which the caller must release. `opts` NULL takes the
+ * defaults. `arg`/`arg_drop` follow section 4: dropped once after the target returns, or
+ * before this call returns if it fails.
+ * Returns TETHER_E_INVALID_ARGUMENT (NULL target or out, bad struct_size, empty name, a
+ * stack size below the platform minimum), TETHER_E_THREAD_CREATE (the OS refused the
+ * thread), TETHER_E_NO_MEMORY. On failure *out is the null handle (when out is not NULL). */
+TETHER_API tether_status tether_runner_start(const tether_runner_options *opts, tether_fn target,
+                                             void *arg, tether_drop_fn arg_drop,
+                                             tether_runner *out);
+
+/* tether_task_spawn: callback only. Starts fn(task, arg) on a NESTED thread of the calling
+ * task's scope, named `name` (NULL = the runner's name; copied). It succeeds while the
+ * calling thread runs, even after the scope FAILED (with stop_on_error the new thread then
+ * starts with stop requested). Works the same inside an actor's method (section 8).
+ * Returns TETHER_E_INVALID_ARGUMENT (bad `t`, NULL fn, empty name), TETHER_E_THREAD_CREATE,
+ * TETHER_E_NO_MEMORY; arg is dropped before a failing call returns. */
+TETHER_API tether_status tether_task_spawn(tether_task *t, const char *name, tether_fn fn,
+                                           void *arg, tether_drop_fn arg_drop);
+
+/* tether_runner_report_error: records an error raised on a thread the scope did not create
+ * (a foreign pthread, a thread pool). `code` is a failure code of section 3 (not
+ * TETHER_OK); `message` is copied (NULL = ""); the thread name recorded is the calling
+ * thread's. The first error fails the scope as any other would.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (bad code), and
+ * TETHER_E_WRONG_STATE on a SUCCEEDED or CANCELLED scope (nothing recorded). */
+TETHER_API tether_status tether_runner_report_error(tether_runner r, int32_t code,
+                                                    int64_t user_code, const char *message);
+
+/* tether_runner_poll: the scope's state (TETHER_RUNNING, TETHER_SUCCEEDED, TETHER_FAILED or
+ * TETHER_CANCELLED) into *state, without blocking.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL state). */
+TETHER_API tether_status tether_runner_poll(tether_runner r, int32_t *state);
+
+/* tether_runner_join: waits until poll would report a terminal state: at the first error,
+ * not necessarily when every thread has ended (see join_all).
+ * Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_INVALID_HANDLE (also when another thread
+ * releases the runner during the wait), TETHER_E_DEADLOCK (from the inside). */
+TETHER_API tether_status tether_runner_join(tether_runner r, int64_t timeout_ns);
+
+/* tether_runner_join_all: like join, and in addition waits until every thread of the
+ * scope has ended (live_threads reads 0). Same status codes as join. */
+TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout_ns);
+
+/* tether_runner_on_done: the non-blocking form of join. Runs fn(arg) exactly once when the
+ * scope becomes terminal, on the thread that makes it terminal, or at once on the caller if
+ * it already is; then drops arg. If the runner is released first, fn still runs when the
+ * scope ends. Several may be registered. fn must not wait; it may poll and read the runner.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL fn); on failure fn
+ * does not run and arg is dropped before the call returns. */
+TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn fn, void *arg,
+                                               tether_drop_fn arg_drop);
+
+/* tether_runner_error: the first error as a new handle the caller must release; the null
+ * handle and TETHER_OK while there is none.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out). */
+TETHER_API tether_status tether_runner_error(tether_runner r, tether_error *out);
+
+/* tether_runner_error_count: how many errors the scope recorded, in order (the first one
+ * included). Once live_threads reads 0 the list is complete. 0 for an invalid handle. */
+TETHER_API size_t tether_runner_error_count(tether_runner r);
+
+/* tether_runner_error_at: error i (0 = the first) as a new handle the caller must release.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out, i past the end). */
+TETHER_API tether_status tether_runner_error_at(tether_runner r, size_t i, tether_error *out);
+
+/* tether_runner_take_result: moves the target's result (tether_task_set_result) to *out; the
+ * caller owns it from then on and its drop will not run. Only on a SUCCEEDED scope, once.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out),
+ * TETHER_E_WRONG_STATE (not SUCCEEDED, or already taken). *out is NULL when the target set
+ * no result. */
+TETHER_API tether_status tether_runner_take_result(tether_runner r, void **out);
+
+/* tether_runner_live_threads: how many threads of the scope (the target included) have not
+ * yet returned. Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out). */
+TETHER_API tether_status tether_runner_live_threads(tether_runner r, size_t *out);
+
+/* tether_runner_cancel: asks every thread of the scope to stop (tether_task_stop_requested).
+ * A terminal scope is left unchanged (TETHER_OK). Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_runner_cancel(tether_runner r);
+
+/* tether_runner_release: cancels, waits until EVERY thread of the scope has ended and been
+ * joined, then ends the handle and frees the runner (and a result not taken, by its drop).
+ * From the inside it behaves as tether_runner_release_nowait. Waiters on the handle return
+ * TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE for a bad handle. */
+TETHER_API tether_status tether_runner_release(tether_runner r);
+
+/* tether_runner_release_nowait: cancels and ends the handle at once; the library's control
+ * thread joins the threads and frees the runner once they have returned. For finalizers.
+ * Returns TETHER_E_INVALID_HANDLE for a bad handle. */
+TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TETHER_TETHER_H */
