@@ -1,0 +1,60 @@
+#include "capi/boundary.h"
+
+#include <algorithm>
+
+#include "core/handle_table.h"
+
+namespace tether::capi {
+namespace {
+
+thread_local std::string t_last_error;
+
+}  // namespace
+
+void set_last_error(const char* text) noexcept {
+  try {
+    t_last_error = text;
+  } catch (...) {
+    t_last_error.clear();  // no memory for the text: the status code still says it all
+  }
+}
+
+size_t last_error_copy(char* buf, size_t cap) noexcept { return copy_out(t_last_error, buf, cap); }
+
+Task& current_task(const tether_task* t) {
+  if (t == nullptr) fail(TETHER_E_INVALID_ARGUMENT, "task must not be NULL");
+  Task* task = Task::current();
+  if (task == nullptr || task->as_c() != t) {
+    fail(TETHER_E_INVALID_ARGUMENT, "task is not the task of the callback running on this thread "
+                                    "(tether_task_* functions are callback only)");
+  }
+  return *task;
+}
+
+void require_failure_code(int32_t code) {
+  if (code == TETHER_OK || code < 0 || code > TETHER_E_FORKED) {
+    fail(TETHER_E_INVALID_ARGUMENT, "error code " + std::to_string(code) + " is not a tether failure status");
+  }
+}
+
+size_t copy_out(const std::string& s, char* buf, size_t cap) noexcept {
+  if (buf != nullptr && cap > 0) {
+    const size_t n = std::min(s.size(), cap - 1);
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  return s.size();
+}
+
+std::string name_option(const char* name, const char* fallback, const char* what) {
+  if (name == nullptr) return fallback;
+  if (*name == '\0') fail(TETHER_E_INVALID_ARGUMENT, std::string(what) + " must not be empty");
+  return name;
+}
+
+tether_error error_handle(const ErrorPtr& e) {
+  if (!e) return tether_error{0};
+  return tether_error{HandleTable::instance().insert(Kind::Error, std::const_pointer_cast<Error>(e))};
+}
+
+}  // namespace tether::capi

@@ -1,0 +1,111 @@
+// The C boundary's one wrapper and its helpers. Every exported function runs its body
+// through guarded(), which turns a thrown StatusError (or anything else) into a status
+// code plus the thread's last-error text: no C++ exception crosses into C.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "core/fork_guard.h"
+#include "core/status_error.h"
+#include "core/task.h"
+#include "core/user_arg.h"
+#include "tether/tether.h"
+
+namespace tether::capi {
+
+// set_last_error: the text tether_last_error_message returns on this thread.
+void set_last_error(const char* text) noexcept;
+
+// last_error_copy: this thread's last-error text copied out as section 1 says.
+size_t last_error_copy(char* buf, size_t cap) noexcept;
+
+// adopt: takes ownership of a caller's arg. In a forked child nothing of the caller's is
+// dropped (its drop could need a lock held by a thread that does not exist there).
+[[nodiscard]] inline UserArg adopt(void* arg, tether_drop_fn drop) noexcept {
+  return in_forked_child() ? UserArg() : UserArg(arg, drop);
+}
+
+// fail: throws the status with a message; the body's way out.
+[[noreturn]] inline void fail(int32_t code, const std::string& message) { throw StatusError(code, message); }
+
+// guarded: runs body() (returning a tether_status) as an exported function's body.
+template <class Body>
+[[nodiscard]] tether_status guarded(Body&& body) noexcept {
+  if (in_forked_child()) {
+    set_last_error("tether cannot be used in a child process after fork(); the child may only exec");
+    return TETHER_E_FORKED;
+  }
+  try {
+    return body();
+  } catch (const StatusError& e) {
+    set_last_error(e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    set_last_error("out of memory");
+    return TETHER_E_NO_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+    return TETHER_E_INTERNAL;
+  } catch (...) {
+    set_last_error("internal error: unknown exception");
+    return TETHER_E_INTERNAL;
+  }
+}
+
+// guarded_value: for pure accessors: body()'s value, or fallback on any failure.
+template <class T, class Body>
+[[nodiscard]] T guarded_value(T fallback, Body&& body) noexcept {
+  T out = fallback;
+  const tether_status rc = guarded([&] {
+    out = body();
+    return TETHER_OK;
+  });
+  return rc == TETHER_OK ? out : fallback;
+}
+
+// require: throws TETHER_E_INVALID_ARGUMENT("<what> must not be NULL") for a NULL p.
+template <class T>
+T* require(T* p, const char* what) {
+  if (p == nullptr) fail(TETHER_E_INVALID_ARGUMENT, std::string(what) + " must not be NULL");
+  return p;
+}
+
+// current_task: t checked to be the task of the callback running on this thread.
+[[nodiscard]] Task& current_task(const tether_task* t);
+
+// require_failure_code: code is a failure status of section 3 (not OK, not unknown).
+void require_failure_code(int32_t code);
+
+// copy_out: s into buf as section 1 says (snprintf-like); returns s's full length.
+size_t copy_out(const std::string& s, char* buf, size_t cap) noexcept;
+
+// read_options: *in checked and copied over defaults; NULL gives the defaults. A
+// struct_size larger than T, or smaller than the first published version, is
+// TETHER_E_INVALID_ARGUMENT; an older size keeps the defaults of the missing fields.
+template <class T>
+T read_options(const T* in, void (*init)(T*), size_t first_version_size, const char* what) {
+  T out;
+  init(&out);
+  if (in == nullptr) return out;
+  if (in->struct_size > sizeof(T) || in->struct_size < first_version_size) {
+    fail(TETHER_E_INVALID_ARGUMENT, std::string(what) + ".struct_size " + std::to_string(in->struct_size) +
+                                        " is not a known size (this library knows " +
+                                        std::to_string(first_version_size) + " to " + std::to_string(sizeof(T)) + ")");
+  }
+  std::memcpy(static_cast<void*>(&out), in, in->struct_size);
+  out.struct_size = sizeof(T);
+  return out;
+}
+
+// error_handle: a new tether_error handle for e (the null handle for a null e).
+[[nodiscard]] tether_error error_handle(const ErrorPtr& e);
+
+// name_option: a name option: NULL gives fallback; "" is TETHER_E_INVALID_ARGUMENT.
+[[nodiscard]] std::string name_option(const char* name, const char* fallback, const char* what);
+
+}  // namespace tether::capi

@@ -1,0 +1,46 @@
+// Deadline: a point on the monotonic clock built from a contract timeout
+// (< 0 forever, 0 never block). Saturates instead of overflowing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace tether {
+
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static Deadline after(int64_t timeout_ns) noexcept {
+    Deadline d;
+    // A wait of more than a century is a wait forever; it also keeps every sum below in range.
+    constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
+    if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
+    d.forever_ = false;
+    d.zero_ = timeout_ns == 0;
+    d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
+    return d;
+  }
+
+  [[nodiscard]] bool forever() const noexcept { return forever_; }
+  // never_blocks: the caller asked for a timeout of 0.
+  [[nodiscard]] bool never_blocks() const noexcept { return zero_; }
+  [[nodiscard]] Clock::time_point at() const noexcept { return at_; }
+
+  // wait(cv, lock, pred): waits until pred() or the deadline; returns pred().
+  template <class CondVar, class Lock, class Pred>
+  bool wait(CondVar& cv, Lock& lock, Pred pred) const {
+    if (forever_) {
+      cv.wait(lock, pred);
+      return true;
+    }
+    return cv.wait_until(lock, at_, pred);
+  }
+
+ private:
+  bool forever_ = true;
+  bool zero_ = false;
+  Clock::time_point at_{};
+};
+
+}  // namespace tether

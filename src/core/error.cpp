@@ -1,0 +1,37 @@
+#include "core/error.h"
+
+#include <cxxabi.h>
+#include <pthread.h>
+
+#include <cstdlib>
+
+namespace tether {
+
+ErrorPtr make_error(int32_t code, int64_t user_code, std::string message, std::string thread_name,
+                    std::string type_name, ErrorPtr cause) {
+  auto e = std::make_shared<Error>();
+  e->code = code;
+  e->user_code = user_code;
+  e->message = std::move(message);
+  e->thread_name = std::move(thread_name);
+  e->type_name = std::move(type_name);
+  e->cause = std::move(cause);
+  return e;
+}
+
+std::string demangle(const char* mangled) {
+  if (mangled == nullptr) return {};
+  int status = 0;
+  char* readable = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = (status == 0 && readable != nullptr) ? readable : mangled;
+  std::free(readable);
+  return out;
+}
+
+std::string os_thread_name() {
+  char buf[64] = {};
+  if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
+  return buf;
+}
+
+}  // namespace tether

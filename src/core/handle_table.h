@@ -1,0 +1,66 @@
+// HandleTable: maps the uint64_t ids of the C API to live objects.
+//
+// An id packs three fields: kind (bits 56-63, never 0, so no live id is 0), the slot's
+// generation (bits 24-55) and the slot index (bits 0-23). A slot's generation advances
+// every time its handle is released, so an old id never reaches the slot's next object;
+// a forged id fails the kind, index or generation check; none of them is ever
+// dereferenced. Lookups hand out a shared_ptr, so an object stays alive for as long as a
+// call is using it, even if another thread releases the handle meanwhile.
+//
+// Thread safety: every member may be called from any thread; mutex_ guards slots_ and
+// free_. The table is never destroyed (a process may exit with live handles).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tether {
+
+enum class Kind : uint8_t { Runner = 1, Executor, Actor, Future, Error, Graph, Compiled };
+
+[[nodiscard]] const char* kind_name(Kind kind) noexcept;
+
+class HandleTable {
+ public:
+  static HandleTable& instance();
+
+  HandleTable(const HandleTable&) = delete;
+  HandleTable& operator=(const HandleTable&) = delete;
+
+  // insert: a new id for obj. Throws StatusError(TETHER_E_NO_MEMORY) when the table is full.
+  [[nodiscard]] uint64_t insert(Kind kind, std::shared_ptr<void> obj);
+
+  // get: the object behind id, or throws StatusError(TETHER_E_INVALID_HANDLE) saying why.
+  template <class T>
+  [[nodiscard]] std::shared_ptr<T> get(Kind kind, uint64_t id) const {
+    return std::static_pointer_cast<T>(find(kind, id));
+  }
+
+  // take: ends the handle and returns its object; throws like get.
+  template <class T>
+  [[nodiscard]] std::shared_ptr<T> take(Kind kind, uint64_t id) {
+    return std::static_pointer_cast<T>(remove(kind, id));
+  }
+
+ private:
+  HandleTable() = default;
+
+  struct Slot {
+    uint32_t generation = 1;
+    Kind kind{};                  // kind of the live object; meaningless while free
+    std::shared_ptr<void> object;  // null while the slot is free
+  };
+
+  [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
+  [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
+  // locate: the live slot for id, or throws. Caller holds mutex_.
+  [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
+
+  mutable std::mutex mutex_;
+  std::vector<Slot> slots_;   // guarded by mutex_
+  std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
+};
+
+}  // namespace tether

@@ -1,0 +1,192 @@
+#include "core/scope.h"
+
+#include "core/status_error.h"
+#include "core/task.h"
+
+namespace tether {
+
+// Participant: the body of one scope thread: runs its callback as a task, then reports
+// the outcome. It holds the scope alive until the outcome is in.
+class Scope::Participant : public ThreadBody {
+ public:
+  Participant(std::shared_ptr<Scope> scope, std::string thread_name, bool is_target, tether_fn fn,
+              UserArg arg)
+      : scope_(std::move(scope)),
+        thread_name_(std::move(thread_name)),
+        is_target_(is_target),
+        fn_(fn),
+        arg_(std::move(arg)) {}
+
+  void run() noexcept override {
+    set_current_thread_owner(scope_.get());
+    ErrorPtr error;
+    {
+      Task task(scope_.get(), thread_name_, is_target_);
+      error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
+    }
+    arg_.reset();  // dropped after the callback, before the scope hears the outcome
+    scope_->finish(std::move(error));
+    set_current_thread_owner(nullptr);
+  }
+
+ private:
+  std::shared_ptr<Scope> scope_;
+  std::string thread_name_;
+  bool is_target_;
+  tether_fn fn_;
+  UserArg arg_;
+};
+
+Scope::Scope(Options options) : options_(std::move(options)) {}
+
+Scope::~Scope() = default;  // result_ drops itself; no lock is held by a destructor
+
+void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    ++live_;
+  }
+  ThreadOptions thread_options{thread_name, options_.stack_size};
+  try {
+    threads_->spawn(thread_options, std::make_unique<Participant>(shared_from_this(), std::move(thread_name),
+                                                                  is_target, fn, std::move(arg)));
+  } catch (...) {
+    // The participant (and with it arg) died inside spawn, before any lock here.
+    std::lock_guard lock(mutex_);
+    --live_;
+    cv_.notify_all();
+    throw;
+  }
+}
+
+void Scope::finish(ErrorPtr error) {
+  std::vector<Notice> notices;
+  {
+    std::lock_guard lock(mutex_);
+    if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
+    --live_;
+    if (live_ == 0 && !terminal_locked()) {
+      notices = complete_locked(cancel_requested_ ? TETHER_CANCELLED : TETHER_SUCCEEDED);
+    }
+    cv_.notify_all();
+  }
+  run_notices(std::move(notices));
+}
+
+void Scope::report(ErrorPtr e) {
+  std::vector<Notice> notices;
+  {
+    std::lock_guard lock(mutex_);
+    const int32_t s = state_.load(std::memory_order_relaxed);
+    if (s == TETHER_SUCCEEDED || s == TETHER_CANCELLED) {
+      throw StatusError(TETHER_E_WRONG_STATE, std::string("cannot report an error: the runner already ") +
+                                                  (s == TETHER_SUCCEEDED ? "succeeded" : "was cancelled"));
+    }
+    notices = record_locked(std::move(e));
+  }
+  run_notices(std::move(notices));
+}
+
+std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
+  errors_.push_back(std::move(e));
+  if (terminal_locked()) return {};
+  if (options_.stop_on_error) stop_requested_.store(true, std::memory_order_release);
+  return complete_locked(TETHER_FAILED);
+}
+
+std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
+  if (terminal_state == TETHER_CANCELLED) {
+    errors_.push_back(make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name));
+  }
+  state_.store(terminal_state, std::memory_order_release);
+  cv_.notify_all();
+  return std::move(notices_);
+}
+
+void Scope::run_notices(std::vector<Notice> notices) {
+  for (Notice& n : notices) {
+    n.fn(n.arg.get());
+    n.arg.reset();
+  }
+}
+
+void Scope::cancel() {
+  std::lock_guard lock(mutex_);
+  if (terminal_locked()) return;
+  cancel_requested_ = true;
+  stop_requested_.store(true, std::memory_order_release);
+}
+
+ErrorPtr Scope::first_error() const {
+  std::lock_guard lock(mutex_);
+  return errors_.empty() ? nullptr : errors_.front();
+}
+
+size_t Scope::error_count() const {
+  std::lock_guard lock(mutex_);
+  return errors_.size();
+}
+
+ErrorPtr Scope::error_at(size_t i) const {
+  std::lock_guard lock(mutex_);
+  return i < errors_.size() ? errors_[i] : nullptr;
+}
+
+size_t Scope::live() const {
+  std::lock_guard lock(mutex_);
+  return live_;
+}
+
+void Scope::set_result(UserArg value) {
+  std::unique_lock lock(mutex_);
+  std::swap(result_, value);
+  lock.unlock();
+  // value now holds the earlier result (if any): it is dropped here, unlocked.
+}
+
+void* Scope::take_result() {
+  std::lock_guard lock(mutex_);
+  if (state_.load(std::memory_order_relaxed) != TETHER_SUCCEEDED) {
+    throw StatusError(TETHER_E_WRONG_STATE, "no result to take: the runner has not succeeded");
+  }
+  if (result_taken_) throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
+  result_taken_ = true;
+  return result_.release();
+}
+
+int32_t Scope::wait(Deadline deadline, bool all_threads) {
+  std::unique_lock lock(mutex_);
+  auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
+  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  if (done()) return TETHER_OK;
+  if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
+  if (is_inside()) return TETHER_E_DEADLOCK;
+  deadline.wait(cv_, lock, [&] { return done() || handle_ended_; });
+  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  return done() ? TETHER_OK : TETHER_E_TIMEOUT;
+}
+
+void Scope::on_done(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) {
+      notices_.push_back(Notice{fn, std::move(arg)});
+      return;
+    }
+  }
+  fn(arg.get());
+}
+
+void Scope::end_handle() {
+  std::lock_guard lock(mutex_);
+  handle_ended_ = true;
+  cv_.notify_all();
+}
+
+bool Scope::is_inside() const noexcept { return current_thread_owner() == this; }
+
+void Scope::join_threads() { threads_->join_all(); }
+
+void Scope::orphan_threads() { threads_->orphan(); }
+
+}  // namespace tether

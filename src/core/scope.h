@@ -1,0 +1,131 @@
+// Scope: a set of threads whose first error is caught — the heart of the ThreadRunner,
+// shaped so that an executor task or an actor call can be a scope too.
+//
+// Participants are the units whose end completes the scope: the target and every nested
+// thread. The scope SUCCEEDS when all have returned OK, FAILS at the first error from
+// any of them (or from report()), and is CANCELLED when cancel() was called and all
+// then ended without an error.
+//
+// Thread safety: every public member may be called from any thread. mutex_ guards the
+// fields marked so; state_ and stop_requested_ are also read without it.
+// Memory ordering: state_ and stop_requested_ are written under mutex_ with release
+// stores and read with acquire loads. A failure is recorded in errors_ before state_
+// becomes FAILED, and (with stop_on_error) stop_requested_ is set before that too, so a
+// thread that observes FAILED also observes the stop request and a non-empty error list.
+// SUCCEEDED is stored only when live_ reaches 0 with no error recorded, under the mutex
+// every error is recorded under: no reader can see SUCCEEDED for a scope that failed.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/error.h"
+#include "core/thread_group.h"
+#include "core/user_arg.h"
+#include "tether/tether.h"
+
+namespace tether {
+
+class Scope : public std::enable_shared_from_this<Scope> {
+ public:
+  struct Options {
+    std::string name = "tether-run";  // names the threads; nested threads may be renamed
+    bool stop_on_error = true;
+    size_t stack_size = 0;
+  };
+
+  explicit Scope(Options options);
+  ~Scope();  // drops a result nobody took
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+
+  // spawn: runs fn(task, arg) on a new thread of the scope as a participant. The first
+  // participant spawned with is_target is the runner's target. Throws StatusError; arg
+  // is dropped before a failing spawn returns.
+  void spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg arg);
+
+  // report: records e as if raised by a participant. TETHER_E_WRONG_STATE on a scope
+  // that SUCCEEDED or was CANCELLED (nothing recorded).
+  void report(ErrorPtr e);
+
+  // cancel: asks every participant to stop; the scope ends CANCELLED unless one fails.
+  void cancel();
+
+  [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool stop_requested() const noexcept {
+    return stop_requested_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] ErrorPtr first_error() const;
+  [[nodiscard]] size_t error_count() const;
+  [[nodiscard]] ErrorPtr error_at(size_t i) const;  // null past the end
+  [[nodiscard]] size_t live() const;
+
+  // set_result: the target's result; replaces (and drops, unlocked) an earlier one.
+  void set_result(UserArg value);
+  // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
+  [[nodiscard]] void* take_result();
+
+  // wait: until terminal (and, with all_threads, until no participant is live).
+  // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK (the wait would have to wait
+  // on the calling thread itself) or TETHER_E_INVALID_HANDLE (the handle ended).
+  [[nodiscard]] int32_t wait(Deadline deadline, bool all_threads);
+
+  // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
+  void on_done(tether_notify_fn fn, UserArg arg);
+
+  // The C handle naming this scope (0 until set), for tether_task_runner.
+  void set_handle(uint64_t id) noexcept { handle_.store(id, std::memory_order_release); }
+  [[nodiscard]] uint64_t handle() const noexcept { return handle_.load(std::memory_order_acquire); }
+
+  // end_handle: the caller's handle is gone; waiters on it return INVALID_HANDLE.
+  void end_handle();
+
+  // is_inside: the calling thread is one of this scope's threads.
+  [[nodiscard]] bool is_inside() const noexcept;
+
+  // join_threads: blocks until every thread of the scope has exited and been joined.
+  void join_threads();
+  // orphan_threads: the control thread joins them instead, once they exit.
+  void orphan_threads();
+
+ private:
+  struct Notice {
+    tether_notify_fn fn;
+    UserArg arg;
+  };
+  class Participant;
+
+  void finish(ErrorPtr error);  // a participant returned (error null on success)
+  // record_locked: appends e; the first error of a live scope fails it. Returns the
+  // notices to run (unlocked) if the scope just became terminal.
+  [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
+  [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
+  static void run_notices(std::vector<Notice> notices);
+  [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
+
+  const Options options_;
+  std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
+  std::atomic<bool> stop_requested_{false};    // written under mutex_
+  std::atomic<uint64_t> handle_{0};
+  const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle
+  std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
+  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
+  size_t live_ = 0;                // guarded by mutex_: participants not yet returned
+  bool cancel_requested_ = false;  // guarded by mutex_
+  bool handle_ended_ = false;      // guarded by mutex_
+  UserArg result_;                 // guarded by mutex_
+  bool result_taken_ = false;      // guarded by mutex_
+};
+
+}  // namespace tether

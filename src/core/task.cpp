@@ -1,0 +1,54 @@
+#include "core/task.h"
+
+#include <cxxabi.h>
+
+#include <exception>
+#include <new>
+#include <typeinfo>
+
+namespace tether {
+namespace {
+
+thread_local Task* t_current_task = nullptr;
+thread_local const void* t_thread_owner = nullptr;
+
+// Built when the library loads, for when even building an error fails: a failure is
+// never lost. Never destroyed (a process may exit while threads still use it).
+const ErrorPtr* const g_out_of_memory =
+    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while recording an error", ""));
+ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
+
+}  // namespace
+
+Task* Task::current() noexcept { return t_current_task; }
+
+CurrentTask::CurrentTask(Task& task) noexcept : previous_(t_current_task) { t_current_task = &task; }
+CurrentTask::~CurrentTask() { t_current_task = previous_; }
+
+ErrorPtr task_outcome(const Task& task, int32_t rc) {
+  if (task.failure()) return task.failure();
+  if (rc == TETHER_OK) return nullptr;
+  return make_error(TETHER_E_TASK_FAILED, rc, "task returned " + std::to_string(rc), task.thread_name());
+}
+
+ErrorPtr exception_error(const Task& task) noexcept {
+  try {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    std::string type_name = type != nullptr ? demangle(type->name()) : std::string();
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      return make_error(TETHER_E_EXCEPTION, 0, e.what(), task.thread_name(), std::move(type_name));
+    } catch (...) {
+      return make_error(TETHER_E_UNKNOWN_EXCEPTION, 0, "unknown exception of type " + type_name,
+                        task.thread_name(), type_name);
+    }
+  } catch (...) {
+    return out_of_memory_error();
+  }
+}
+
+const void* current_thread_owner() noexcept { return t_thread_owner; }
+void set_current_thread_owner(const void* owner) noexcept { t_thread_owner = owner; }
+
+}  // namespace tether

@@ -1,0 +1,94 @@
+// Task: the context of one user callback while it runs (the C API's tether_task).
+// It lives on the stack of the thread that runs the callback and is valid only there,
+// only during the callback: Task::current() is how the C boundary checks a tether_task*
+// before using it, so a stale or foreign pointer is rejected instead of dereferenced.
+//
+// Thread safety: touched only by the thread running the callback.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/error.h"
+#include "tether/tether.h"
+
+namespace tether {
+
+class Scope;
+
+class Task {
+ public:
+  Task(Scope* scope, const std::string& thread_name, bool is_target) noexcept
+      : scope_(scope), thread_name_(thread_name), is_target_(is_target) {}
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+
+  [[nodiscard]] Scope* scope() const noexcept { return scope_; }
+  [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
+  // is_target: the runner's target (it alone fills the result slot).
+  [[nodiscard]] bool is_target() const noexcept { return is_target_; }
+
+  // record_failure: the task fails with e even if it then returns OK; a later record wins.
+  void record_failure(ErrorPtr e) noexcept { failure_ = std::move(e); }
+  [[nodiscard]] const ErrorPtr& failure() const noexcept { return failure_; }
+
+  // current: the task whose callback runs on this thread now, or null.
+  [[nodiscard]] static Task* current() noexcept;
+
+  [[nodiscard]] tether_task* as_c() noexcept { return reinterpret_cast<tether_task*>(this); }
+  [[nodiscard]] static Task* from_c(const tether_task* t) noexcept {
+    return reinterpret_cast<Task*>(const_cast<tether_task*>(t));
+  }
+
+ private:
+  friend class CurrentTask;
+  Scope* scope_;
+  const std::string& thread_name_;
+  bool is_target_;
+  ErrorPtr failure_;
+};
+
+// CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
+class CurrentTask {
+ public:
+  explicit CurrentTask(Task& task) noexcept;
+  ~CurrentTask();
+  CurrentTask(const CurrentTask&) = delete;
+  CurrentTask& operator=(const CurrentTask&) = delete;
+
+ private:
+  Task* previous_;
+};
+
+// task_outcome: the error of a callback that returned rc (null when it succeeded).
+[[nodiscard]] ErrorPtr task_outcome(const Task& task, int32_t rc);
+
+// exception_error: the error for the exception being handled (call inside a catch).
+[[nodiscard]] ErrorPtr exception_error(const Task& task) noexcept;
+
+// run_task: runs invoke(task.as_c()) as task's callback on this thread and returns the
+// task's error, null on success. A C++ exception out of the callback becomes
+// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes.
+template <class Invoke>
+[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) noexcept {
+  CurrentTask current(task);
+  int32_t rc;
+  try {
+    rc = invoke(task.as_c());
+  } catch (...) {
+    return exception_error(task);
+  }
+  try {
+    return task_outcome(task, rc);
+  } catch (...) {  // only bad_alloc is possible: keep "it failed" rather than lose it
+    return task.failure() ? task.failure() : exception_error(task);
+  }
+}
+
+// Thread owner: the object whose completion waits on the calling thread (a scope for a
+// runner's threads). Set for a library thread's whole run; waits on that object from
+// this thread are the "inside" waits that would deadlock.
+[[nodiscard]] const void* current_thread_owner() noexcept;
+void set_current_thread_owner(const void* owner) noexcept;
+
+}  // namespace tether

@@ -1,0 +1,168 @@
+#include "core/thread_group.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "core/control_thread.h"
+#include "core/status_error.h"
+#include "tether/tether.h"
+
+namespace tether {
+namespace {
+
+constexpr size_t kOsNameMax = 15;
+
+// ExitNotice: a thread_local armed first thing on every library thread. C++ destroys
+// thread_locals in reverse order of construction, so its destructor runs after those of
+// every thread_local the user's code created later on this thread: the owner hears of
+// the exit only once the thread's own work, its destructors included, is done.
+struct ExitNotice {
+  std::shared_ptr<ThreadExitHook> hook;
+  ~ExitNotice() {
+    if (hook) hook->exited(pthread_self());
+  }
+};
+thread_local ExitNotice t_exit_notice;
+
+struct StartData {
+  std::string os_name;
+  std::unique_ptr<ThreadBody> body;
+  std::shared_ptr<ThreadExitHook> on_exit;
+};
+
+void* thread_main(void* raw) {
+  std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
+  t_exit_notice.hook = std::move(start->on_exit);
+  pthread_setname_np(pthread_self(), start->os_name.c_str());
+  start->body->run();
+  start.reset();  // the body (and what it holds) dies before the exit notice
+  return nullptr;
+}
+
+// Asynchronous signals are blocked in library threads so a process's handlers run on
+// the threads it chose; faults (synchronous signals) stay deliverable.
+sigset_t async_signals() {
+  sigset_t set;
+  sigfillset(&set);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
+  return set;
+}
+
+}  // namespace
+
+std::string os_visible_name(const std::string& name) {
+  if (name.size() <= kOsNameMax) return name;
+  size_t cut = kOsNameMax;
+  // Back off over UTF-8 continuation bytes so the OS name stays valid text.
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return name.substr(0, cut);
+}
+
+pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                          std::shared_ptr<ThreadExitHook> on_exit) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) throw StatusError(TETHER_E_NO_MEMORY, "pthread_attr_init failed");
+  struct AttrGuard {
+    pthread_attr_t* a;
+    ~AttrGuard() { pthread_attr_destroy(a); }
+  } attr_guard{&attr};
+  if (options.stack_size != 0) {
+    if (options.stack_size < static_cast<size_t>(PTHREAD_STACK_MIN)) {
+      throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                        "stack_size " + std::to_string(options.stack_size) +
+                            " is below the platform minimum " + std::to_string(PTHREAD_STACK_MIN));
+    }
+    if (pthread_attr_setstacksize(&attr, options.stack_size) != 0) {
+      throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                        "stack_size " + std::to_string(options.stack_size) + " is not usable");
+    }
+  }
+  auto start = std::make_unique<StartData>(
+      StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
+
+  const sigset_t blocked = async_signals();
+  sigset_t previous;
+  pthread_sigmask(SIG_SETMASK, &blocked, &previous);  // the new thread inherits this mask
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (rc != 0) {
+    throw StatusError(TETHER_E_THREAD_CREATE,
+                      "cannot create thread '" + options.name + "': " + std::strerror(rc));
+  }
+  (void)start.release();  // thread_main owns it now
+  return thread;
+}
+
+void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body) {
+  {
+    std::lock_guard lock(mutex_);
+    ++running_;
+  }
+  try {
+    (void)start_os_thread(options, std::move(body), shared_from_this());
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    --running_;
+    cv_.notify_all();
+    throw;
+  }
+}
+
+void ThreadGroup::exited(pthread_t self) noexcept {
+  bool schedule = false;
+  {
+    std::lock_guard lock(mutex_);
+    --running_;
+    exited_.push_back(self);
+    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
+    cv_.notify_all();
+  }
+  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+}
+
+void ThreadGroup::reap() {
+  std::unique_lock lock(mutex_);
+  while (!exited_.empty()) {
+    std::vector<pthread_t> batch;
+    batch.swap(exited_);
+    lock.unlock();
+    for (pthread_t t : batch) pthread_join(t, nullptr);  // each has finished its work
+    lock.lock();
+  }
+  reap_scheduled_ = false;
+  cv_.notify_all();
+}
+
+void ThreadGroup::join_all() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return running_ == 0 && !reap_scheduled_; });
+    if (exited_.empty()) return;
+    std::vector<pthread_t> batch;
+    batch.swap(exited_);
+    lock.unlock();
+    for (pthread_t t : batch) pthread_join(t, nullptr);
+    lock.lock();
+  }
+}
+
+void ThreadGroup::orphan() {
+  bool schedule = false;
+  {
+    std::lock_guard lock(mutex_);
+    orphaned_ = true;
+    if (!reap_scheduled_ && !exited_.empty()) schedule = reap_scheduled_ = true;
+  }
+  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+}
+
+size_t ThreadGroup::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+}  // namespace tether

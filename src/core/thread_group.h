@@ -1,0 +1,87 @@
+// ThreadGroup: the OS threads one owner (a runner's scope, later an executor) created,
+// and their joining. No thread is ever detached: each is joined exactly once, either by
+// the owner's blocking join_all() or by the control thread.
+//
+// A thread that exits while others of its group still run is joined at once by the
+// control thread, so a long-lived scope that keeps spawning short threads keeps no
+// finished thread around. The last thread to exit is left for join_all(), unless the
+// group was orphaned (its owner was released without waiting), in which case the control
+// thread joins it too.
+//
+// Thread safety: every member may be called from any thread. mutex_ guards every field
+// below it. Lifetime: shared; each running thread and each queued control-thread job
+// holds a reference, so the group outlives its threads.
+#pragma once
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tether {
+
+// ThreadOptions: how a library thread is made.
+struct ThreadOptions {
+  std::string name;       // full name; the OS sees its first 15 bytes
+  size_t stack_size = 0;  // 0: platform default
+};
+
+// ThreadBody: what a library thread runs. run() must not throw.
+class ThreadBody {
+ public:
+  virtual ~ThreadBody() = default;
+  virtual void run() noexcept = 0;
+};
+
+// start_os_thread: a new thread running body with asynchronous signals blocked and its
+// OS name set. Throws StatusError: TETHER_E_INVALID_ARGUMENT (stack size below the
+// minimum), TETHER_E_THREAD_CREATE (the OS refused). The body is destroyed on failure.
+// on_exit, when set, runs on the thread after every C++ thread_local of the thread has
+// been destroyed (its own thread-local destructors included).
+struct ThreadExitHook {
+  virtual ~ThreadExitHook() = default;
+  virtual void exited(pthread_t self) noexcept = 0;
+};
+[[nodiscard]] pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                                        std::shared_ptr<ThreadExitHook> on_exit);
+
+// os_visible_name: name cut to the 15 bytes Linux keeps, never inside a UTF-8 sequence.
+[[nodiscard]] std::string os_visible_name(const std::string& name);
+
+class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<ThreadGroup> {
+ public:
+  ThreadGroup() = default;
+  ThreadGroup(const ThreadGroup&) = delete;
+  ThreadGroup& operator=(const ThreadGroup&) = delete;
+
+  // spawn: starts body on a new thread of the group. Throws like start_os_thread.
+  void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
+
+  // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
+  // them) has exited and been joined. Must not be called from a thread of the group.
+  void join_all();
+
+  // orphan: nobody will call join_all; the control thread joins every thread left.
+  void orphan();
+
+  // running: threads spawned and not yet exited.
+  [[nodiscard]] size_t running() const;
+
+  void exited(pthread_t self) noexcept override;
+
+ private:
+  void reap();  // a control-thread job: joins exited_ until it is empty
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  size_t running_ = 0;              // spawned, not yet exited
+  std::vector<pthread_t> exited_;   // exited, not yet joined
+  bool reap_scheduled_ = false;     // a control-thread job owns the joining now
+  bool orphaned_ = false;
+};
+
+}  // namespace tether
