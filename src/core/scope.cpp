@@ -68,8 +68,8 @@ void Scope::finish(ErrorPtr error) {
     if (live_ == 0 && !terminal_locked()) {
       notices = complete_locked(cancel_requested_ ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
-    cv_.notify_all();
   }
+  cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
 }
 
@@ -84,6 +84,7 @@ void Scope::report(ErrorPtr e) {
     }
     notices = record_locked(std::move(e));
   }
+  cv_.notify_all();
   run_notices(std::move(notices));
 }
 
@@ -99,8 +100,9 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
     errors_.push_back(make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name));
   }
   state_.store(terminal_state, std::memory_order_release);
-  cv_.notify_all();
-  return std::move(notices_);
+  std::vector<Notice> due;
+  due.swap(notices_);
+  return due;  // the caller notifies cv_ once it has unlocked
 }
 
 void Scope::run_notices(std::vector<Notice> notices) {

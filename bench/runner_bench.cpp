@@ -1,0 +1,371 @@
+// runner_bench.cpp — what a tether ThreadRunner costs next to the hand-written equivalent.
+//
+// Each tether benchmark has a baseline twin that does the same work with std::thread,
+// std::exception_ptr, a mutex and a condition_variable: the "scope" a C++ programmer would
+// write by hand. The goal is tether within 1.2x of the baseline on both pairs.
+//
+//   BM_*_StartJoinEmpty        start one thread that runs an empty target, wait for the
+//                              scope to end, join the thread. Real time per iteration.
+//   BM_*_NestedFailureToJoin   latency from a NESTED thread's failure to the return of a
+//                              join that was already blocked. Manual time: only the window
+//                              from the failure's timestamp to join's return is measured;
+//                              thread creation and teardown stay outside it.
+//
+// bench/README.md explains how to run them and holds the measured figures.
+
+#include <tether/tether.h>
+
+#include <benchmark/benchmark.h>
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC; the same clock on every thread
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// Check aborts the benchmark with a message when a tether call does not return `want`.
+// A benchmark that silently measures a failing call would report a meaningless figure.
+void Check(tether_status got, tether_status want, const char *what) {
+  if (got != want) {
+    char detail[256];
+    tether_last_error_message(detail, sizeof detail);
+    std::fprintf(stderr, "runner_bench: %s returned %s (wanted %s): %s\n", what,
+                 tether_status_name(got), tether_status_name(want), detail);
+    std::abort();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// BaselineScope: the hand-written scope the baselines use. One mutex guards everything;
+// the first failure is kept as an exception_ptr, asks the scope to stop, and wakes the
+// joiner through the condition_variable. This is the smallest thing that gives the
+// ThreadRunner's semantics (first error wins, nested threads belong to the scope, join
+// returns at the first error, every thread joined before the scope is gone).
+//
+// Thread safety: start/join/cancel from the owning thread; spawn and Fail from the scope's
+// own threads.
+class BaselineScope {
+ public:
+  using Fn = std::function<void(BaselineScope &)>;
+
+  BaselineScope() = default;
+  BaselineScope(const BaselineScope &) = delete;
+  BaselineScope &operator=(const BaselineScope &) = delete;
+
+  // ~BaselineScope: like tether_runner_release, cancel then join every thread.
+  ~BaselineScope() {
+    cancel();
+    std::vector<std::thread> threads;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return live_ == 0; });
+      threads.swap(threads_);  // no scope thread is left to spawn another
+    }
+    for (auto &t : threads) t.join();
+  }
+
+  // start runs `target` on a new thread of the scope.
+  void start(Fn target) { spawn(std::move(target)); }
+
+  // spawn runs `fn` on a new (nested) thread of the scope.
+  void spawn(Fn fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++live_;
+    threads_.emplace_back([this, fn = std::move(fn)] { Run(fn); });
+  }
+
+  // Fail records `e` (the first one wins), asks the scope to stop, wakes the joiner.
+  void Fail(std::exception_ptr e) {
+    stop_.store(true, std::memory_order_release);  // published before the failure
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!first_error_) first_error_ = std::move(e);
+      failed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  // join waits until the scope is terminal: failed, or every thread returned.
+  void join() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return failed_ || live_ == 0; });
+  }
+
+  void cancel() { stop_.store(true, std::memory_order_release); }
+  bool stop_requested() const { return stop_.load(std::memory_order_acquire); }
+
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failed_;
+  }
+
+  // wait_live waits until exactly `n` threads of the scope are still running.
+  void wait_live(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this, n] { return live_ == n; });
+  }
+
+ private:
+  void Run(const Fn &fn) {
+    try {
+      fn(*this);
+    } catch (...) {
+      Fail(std::current_exception());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --live_;
+    }
+    cv_.notify_all();
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int live_ = 0;                        // guarded by mu_
+  bool failed_ = false;                 // guarded by mu_
+  std::exception_ptr first_error_;      // guarded by mu_
+  std::vector<std::thread> threads_;    // guarded by mu_
+  std::atomic<bool> stop_{false};
+};
+
+// ---------------------------------------------------------------------------------------
+// StartJoinEmpty
+
+tether_status EmptyTarget(tether_task *, void *) { return TETHER_OK; }
+
+void BM_Tether_StartJoinEmpty(benchmark::State &state) {
+  for (auto _ : state) {
+    tether_runner r;
+    Check(tether_runner_start(nullptr, EmptyTarget, nullptr, nullptr, &r), TETHER_OK,
+          "tether_runner_start");
+    Check(tether_runner_join(r, -1), TETHER_OK, "tether_runner_join");
+    // The release belongs in the measured loop: join returns once the scope is terminal,
+    // but only release waits for the thread to end and joins it. Without it the OS thread
+    // would outlive the iteration and the figure would leave out the join the baseline
+    // pays for (std::thread::join).
+    Check(tether_runner_release(r), TETHER_OK, "tether_runner_release");
+  }
+}
+BENCHMARK(BM_Tether_StartJoinEmpty)->UseRealTime();
+
+void BM_Baseline_StartJoinEmpty(benchmark::State &state) {
+  for (auto _ : state) {
+    BaselineScope scope;
+    scope.start([](BaselineScope &) {});
+    scope.join();
+  }  // ~BaselineScope joins the thread
+}
+BENCHMARK(BM_Baseline_StartJoinEmpty)->UseRealTime();
+
+// ---------------------------------------------------------------------------------------
+// NestedFailureToJoin
+//
+// Per iteration (setup outside the measured window):
+//   1. start the scope; its target spawns a nested thread and returns;
+//   2. the benchmark thread waits until the nested thread is parked on the go-signal and
+//      only it is still running;
+//   3. the benchmark thread sends go and blocks in join;
+//   4. the nested thread waits until the benchmark thread is really asleep in the kernel
+//      (BlockedInKernel below), takes t0 and fails;
+//   5. join returns, the benchmark thread takes t1; the iteration's time is t1 - t0;
+//   6. cancel and release (not measured).
+
+// BlockedInKernel: whether thread `tid` of this process is sleeping (state 'S' in
+// /proc/self/task/TID/stat), i.e. parked on a futex inside join and not still on its way
+// there. Without this check the failure could land before join blocks and the benchmark
+// would measure join's fast path instead of a wake-up.
+bool BlockedInKernel(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // no /proc: fall back on the bounded wait in WaitBlocked
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  const char *paren = std::strrchr(buf, ')');  // the name may itself contain ')'
+  return paren != nullptr && paren[1] == ' ' && paren[2] == 'S';
+}
+
+// WaitBlocked: waits (bounded: 20 ms) until `tid` sleeps in the kernel.
+void WaitBlocked(pid_t tid) {
+  const int64_t deadline = NowNs() + 20'000'000;
+  while (!BlockedInKernel(tid) && NowNs() < deadline) {
+  }
+}
+
+// FailureRendezvous: what the benchmark thread and the nested thread share per iteration.
+struct FailureRendezvous {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;  // guarded by mu: the nested thread is parked on `go`
+  bool go = false;     // guarded by mu
+  pid_t joiner_tid = 0;
+  std::atomic<int64_t> t0_ns{0};  // the failure's timestamp
+
+  void SignalReady() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ready = true;
+    }
+    cv.notify_all();
+  }
+  void WaitReady() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return ready; });
+  }
+  void SignalGo() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      go = true;
+    }
+    cv.notify_all();
+  }
+  // WaitGoThenStamp: the nested thread's part up to the failure.
+  void WaitGoThenStamp() {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [this] { return go; });
+    }
+    WaitBlocked(joiner_tid);
+    t0_ns.store(NowNs(), std::memory_order_release);
+  }
+};
+
+// LatencyRecorder: keeps every iteration's latency so the report can show the median and
+// the 99th percentile next to the mean Google Benchmark prints.
+class LatencyRecorder {
+ public:
+  explicit LatencyRecorder(benchmark::State &state) : state_(state) {
+    samples_.reserve(static_cast<size_t>(state.max_iterations));
+  }
+  void Record(int64_t ns) {
+    samples_.push_back(static_cast<double>(ns));
+    state_.SetIterationTime(static_cast<double>(ns) * 1e-9);
+  }
+  ~LatencyRecorder() {
+    if (samples_.empty()) return;
+    std::sort(samples_.begin(), samples_.end());
+    auto at = [this](double q) {
+      size_t i = static_cast<size_t>(q * static_cast<double>(samples_.size() - 1));
+      return samples_[i] * 1e-3;
+    };
+    state_.counters["p50_us"] = at(0.50);
+    state_.counters["p99_us"] = at(0.99);
+  }
+  LatencyRecorder(const LatencyRecorder &) = delete;
+  LatencyRecorder &operator=(const LatencyRecorder &) = delete;
+
+ private:
+  benchmark::State &state_;
+  std::vector<double> samples_;
+};
+
+tether_status FailingUpload(tether_task *t, void *arg) {
+  auto *rv = static_cast<FailureRendezvous *>(arg);
+  rv->SignalReady();
+  rv->WaitGoThenStamp();
+  return tether_task_fail(t, 7, "checkpoint upload failed");
+}
+
+tether_status SpawningTarget(tether_task *t, void *arg) {
+  return tether_task_spawn(t, "upload-1", FailingUpload, arg, nullptr);
+}
+
+void BM_Tether_NestedFailureToJoin(benchmark::State &state) {
+  const pid_t self = ::gettid();
+  LatencyRecorder latencies(state);
+  for (auto _ : state) {
+    FailureRendezvous rv;
+    rv.joiner_tid = self;
+    tether_runner r;
+    Check(tether_runner_start(nullptr, SpawningTarget, &rv, nullptr, &r), TETHER_OK,
+          "tether_runner_start");
+    rv.WaitReady();
+    // Let the target thread finish so only the nested thread is live in the window.
+    for (;;) {
+      size_t live = 0;
+      Check(tether_runner_live_threads(r, &live), TETHER_OK, "tether_runner_live_threads");
+      if (live <= 1) break;
+      std::this_thread::yield();
+    }
+
+    rv.SignalGo();
+    Check(tether_runner_join(r, -1), TETHER_OK, "tether_runner_join");
+    const int64_t t1 = NowNs();
+    latencies.Record(t1 - rv.t0_ns.load(std::memory_order_acquire));
+
+    int32_t st = TETHER_RUNNING;
+    Check(tether_runner_poll(r, &st), TETHER_OK, "tether_runner_poll");
+    if (st != TETHER_FAILED) {
+      state.SkipWithError("the scope did not fail");
+      tether_runner_release(r);
+      break;
+    }
+    Check(tether_runner_cancel(r), TETHER_OK, "tether_runner_cancel");
+    Check(tether_runner_release(r), TETHER_OK, "tether_runner_release");
+  }
+}
+BENCHMARK(BM_Tether_NestedFailureToJoin)->UseManualTime();
+
+void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
+  const pid_t self = ::gettid();
+  LatencyRecorder latencies(state);
+  for (auto _ : state) {
+    FailureRendezvous rv;
+    rv.joiner_tid = self;
+    {
+      BaselineScope scope;
+      scope.start([&rv](BaselineScope &s) {
+        s.spawn([&rv](BaselineScope &nested) {
+          rv.SignalReady();
+          rv.WaitGoThenStamp();
+          // Store the failure and notify: the equivalent of tether_task_fail + return.
+          nested.Fail(std::make_exception_ptr(std::runtime_error("checkpoint upload failed")));
+        });
+      });
+      rv.WaitReady();
+      scope.wait_live(1);  // the target has returned; only the nested thread is live
+
+      rv.SignalGo();
+      scope.join();
+      const int64_t t1 = NowNs();
+      latencies.Record(t1 - rv.t0_ns.load(std::memory_order_acquire));
+
+      if (!scope.failed()) {
+        state.SkipWithError("the baseline scope did not fail");
+        break;
+      }
+      scope.cancel();
+    }  // ~BaselineScope joins both threads
+  }
+}
+BENCHMARK(BM_Baseline_NestedFailureToJoin)->UseManualTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
