@@ -11,6 +11,10 @@
  *   3. Status codes and the last-error text
  *   4. Tasks, callbacks and errors
  *   5. ThreadRunner: a scope of threads whose errors are caught
+ *   6. Pinned executors: one OS thread for life
+ *   7. Futures
+ *   8. Actors: state that lives on one pinned thread
+ *   (testing aid) tether_debug_fail_thread_create
  *
  * Thread safety: every function may be called from any thread at any time, unless its
  * comment says "callback only" (valid only inside a callback, on that callback's thread).
@@ -320,7 +324,7 @@ TETHER_API tether_status tether_runner_start(const tether_runner_options *opts, 
                                              tether_runner *out);
 
 /* tether_task_spawn: callback only. Starts fn(task, arg) on a NESTED thread of the calling
- * task's scope, named `name` (NULL = the runner's name; copied). It succeeds while the
+ * task's scope, named `name` (copied; NULL = the runner's or the actor's name). It succeeds while the
  * calling thread runs, even after the scope FAILED (with stop_on_error the new thread then
  * starts with stop requested). Works the same inside an actor's method (section 8).
  * Returns TETHER_E_INVALID_ARGUMENT (bad `t`, NULL fn, empty name), TETHER_E_THREAD_CREATE,
@@ -399,6 +403,280 @@ TETHER_API tether_status tether_runner_release(tether_runner r);
  * thread joins the threads and frees the runner once they have returned. For finalizers.
  * Returns TETHER_E_INVALID_HANDLE for a bad handle. */
 TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
+
+/* ------------------------------------------------------------------------------------------
+ * 6. Pinned executors: one OS thread for life
+ *
+ * An executor is ONE OS thread for its whole life, never swapped: everything submitted to
+ * it runs on that thread, in submission order, and thread-local state persists between
+ * tasks; its thread-local destructors run when it ends. An idle executor spins for
+ * idle_spin_ns, then parks; a submit wakes it only if it really parked.
+ *
+ * With `manual = 1` no thread is created: the first thread that calls tether_executor_run
+ * becomes the executor's thread for good (a program's main thread, for code that must run
+ * there: signal handlers, GUI toolkits).
+ *
+ * Errors of fire-and-forget tasks are never lost: they are counted in the stats and the
+ * first 64 are kept (tether_executor_error); the rest are counted in errors_dropped.
+ *
+ * An executor lives while anything uses it: releasing its handle while actors still live
+ * on it ends the handle at once, and the thread stays until the last of those actors is
+ * released. Otherwise release runs what is queued, then joins the thread.
+ *
+ * Inside: a call is "from the inside" on the executor's thread (for every actor and future
+ * it serves), or on a manual executor's owner thread outside tether_executor_run. A wait
+ * from the inside that would have to wait returns TETHER_E_DEADLOCK.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct tether_executor_options {
+  uint32_t struct_size;
+  const char *name;       /* OS-visible thread name (copied); default "tether-exec" */
+  int cpu;                /* -1 (default): no affinity; else pin the thread to this CPU */
+  size_t queue_capacity;  /* 0 (default): unbounded; else tasks queued and not yet started */
+  size_t stack_size;      /* 0 = platform default; else at least PTHREAD_STACK_MIN */
+  int64_t idle_spin_ns;   /* spin before parking when idle; default 50000 (50 us); >= 0 */
+  int manual;             /* 0 (default): own thread; 1: driven by tether_executor_run */
+} tether_executor_options;
+
+typedef struct tether_executor_stats {
+  uint32_t struct_size;                  /* set by the caller: fields within it are filled */
+  uint64_t queued;                       /* now: queued and not yet started */
+  uint64_t completed, failed, cancelled; /* totals */
+  uint64_t rejected;                     /* totals: QUEUE_FULL or SHUTDOWN refusals */
+  uint64_t errors_dropped;               /* fire-and-forget errors past the kept limit */
+  uint64_t os_thread_id;                 /* gettid() on Linux; 0 until a manual executor first runs */
+} tether_executor_stats;
+
+/* tether_executor_options_init: fills the defaults and struct_size. NULL does nothing. */
+TETHER_API void tether_executor_options_init(tether_executor_options *o);
+
+/* tether_executor_create: a new executor (and its thread, unless manual) in *out, which
+ * the caller must release. `o` NULL takes the defaults.
+ * Returns TETHER_E_INVALID_ARGUMENT (NULL out, bad struct_size, empty name, cpu < -1 or
+ * not a CPU this process may use, negative idle_spin_ns, manual not 0 or 1, a stack size
+ * below the minimum), TETHER_E_THREAD_CREATE, TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_executor_create(const tether_executor_options *o, tether_executor *out);
+
+/* tether_executor_submit: queues fn(task, arg) to run on the executor's thread, after
+ * everything submitted before it. With `out` a future for it is returned (the caller must
+ * release it); with out NULL it is fire and forget, and its failure is counted and kept by
+ * the executor. Never blocks. arg follows section 4.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL fn),
+ * TETHER_E_QUEUE_FULL (a bounded queue is full), TETHER_E_SHUTDOWN (the executor is
+ * shutting down), TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_executor_submit(tether_executor e, tether_fn fn, void *arg,
+                                                tether_drop_fn arg_drop, tether_future *out);
+
+/* tether_executor_submit_timeout: like submit, but on a full bounded queue waits up to
+ * timeout_ns for room (TETHER_E_TIMEOUT after it; TETHER_E_DEADLOCK from the inside, where
+ * room could never be made). */
+TETHER_API tether_status tether_executor_submit_timeout(tether_executor e, tether_fn fn, void *arg,
+                                                        tether_drop_fn arg_drop, tether_future *out,
+                                                        int64_t timeout_ns);
+
+/* tether_executor_get_stats: fills the fields of *out that lie within out->struct_size.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out, a struct_size
+ * this library does not know). */
+TETHER_API tether_status tether_executor_get_stats(tether_executor e, tether_executor_stats *out);
+
+/* tether_executor_error: kept error i (0 = the first) of the executor's fire-and-forget
+ * tasks, as a new handle the caller must release.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out, i past the end). */
+TETHER_API tether_status tether_executor_error(tether_executor e, size_t i, tether_error *out);
+
+/* tether_executor_run: manual executors only. The first caller's thread becomes the
+ * executor's thread for good; run executes tasks until timeout_ns passes (TETHER_OK) or
+ * the executor is released (TETHER_E_SHUTDOWN). Returns TETHER_E_WRONG_STATE on a
+ * non-manual executor, from any other thread, or from inside a task of this executor. */
+TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_ns);
+
+/* tether_executor_release: ends the handle. Without actors on it, runs what is queued,
+ * then joins the thread; with actors, returns at once and the thread ends after the last
+ * actor. A manual executor released from its owner thread outside run runs what is
+ * queued right there; from another thread its queued tasks are cancelled. From the inside
+ * it behaves as release_nowait. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_executor_release(tether_executor e);
+
+/* tether_executor_release_nowait: ends the handle at once; the control thread joins the
+ * thread once it has run what is queued. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_executor_release_nowait(tether_executor e);
+
+/* ------------------------------------------------------------------------------------------
+ * 7. Futures
+ *
+ * A future names one submitted task or actor call. Its state goes PENDING (queued),
+ * RUNNING, then SUCCEEDED, FAILED or CANCELLED. Nested threads spawned by the work belong
+ * to it: the future completes when the work and its nested threads are done, and fails at
+ * the first error. Releasing a future at any time is fine: the work still runs, and its
+ * result is dropped.
+ * ---------------------------------------------------------------------------------------- */
+
+/* tether_future_wait: waits until the future is terminal, whatever the outcome (read it
+ * with poll and error). Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_INVALID_HANDLE (also
+ * when another thread releases the future during the wait), TETHER_E_DEADLOCK (the work
+ * can only run on the calling thread, which would be waiting for it). */
+TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns);
+
+/* tether_future_poll: the state into *state, without blocking.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL state). */
+TETHER_API tether_status tether_future_poll(tether_future f, int32_t *state);
+
+/* tether_future_error: the first error as a new handle the caller must release (a
+ * CANCELLED future's has code TETHER_E_CANCELLED); the null handle while there is none.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out). */
+TETHER_API tether_status tether_future_error(tether_future f, tether_error *out);
+
+/* tether_future_take_result: moves the work's result to *out (the caller owns it; its drop
+ * will not run). Once, on a SUCCEEDED future. Returns TETHER_E_INVALID_HANDLE,
+ * TETHER_E_INVALID_ARGUMENT (NULL out), TETHER_E_WRONG_STATE (not SUCCEEDED, or taken). */
+TETHER_API tether_status tether_future_take_result(tether_future f, void **out);
+
+/* tether_future_outputs: a compiled graph execution's outputs (section 9). Compiled graphs
+ * are not in this version: every future here is a task's or a call's, for which this is
+ * TETHER_E_WRONG_STATE. Also TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL outs). */
+TETHER_API tether_status tether_future_outputs(tether_future f, void **outs, size_t n);
+
+/* tether_future_cancel: on PENDING work, the work never runs, its arg is dropped before
+ * this returns and the future is CANCELLED (one atomic transition decides PENDING or
+ * started); on RUNNING work the task sees tether_task_stop_requested, and ends CANCELLED if
+ * it then returns OK; on a terminal future nothing changes. Returns TETHER_OK, or
+ * TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_future_cancel(tether_future f);
+
+/* tether_future_wait_any: waits until one of fs[0..n) is terminal and puts the lowest such
+ * index in *index. On TETHER_E_TIMEOUT *index is untouched. Returns
+ * TETHER_E_INVALID_ARGUMENT (n == 0, NULL fs or index), TETHER_E_INVALID_HANDLE with *index
+ * the position of the invalid handle, TETHER_E_DEADLOCK as tether_future_wait. */
+TETHER_API tether_status tether_future_wait_any(const tether_future *fs, size_t n, int64_t timeout_ns,
+                                                size_t *index);
+
+/* tether_future_on_done: runs fn(arg) exactly once when the future becomes terminal, on
+ * the thread that completes it, or at once on the caller if it already is; then drops
+ * arg. If the future is released first, fn still runs when the work ends. Several may be
+ * registered. fn must not wait; it may poll and read the future.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL fn; arg dropped). */
+TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn fn, void *arg,
+                                               tether_drop_fn arg_drop);
+
+/* tether_future_release: ends the handle; the work still runs and its result is dropped.
+ * Waiters on the handle return TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_future_release(tether_future f);
+
+/* ------------------------------------------------------------------------------------------
+ * 8. Actors: state that lives on one pinned thread
+ *
+ * The constructor, every default-group method and the destructor run on the actor's
+ * default thread, in order: thread-local state set by the constructor is visible to every
+ * later method. Many actors may share one executor; an actor never moves to another
+ * thread. Named concurrency groups run their methods on threads of their own (a group of
+ * several threads runs them concurrently; each thread keeps its own thread-local state for
+ * the actor's life); they receive the SAME state pointer as the default thread, so sharing
+ * it across threads is the caller's responsibility. A busy or blocked group never delays
+ * another, and ordering is per group. Group threads start methods only once the
+ * constructor has returned.
+ *
+ * The control plane never waits on the execution threads: state, stats, stop with
+ * TETHER_STOP_CANCEL and calls to other groups all answer while a method is blocked
+ * forever in user code.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef tether_status (*tether_ctor_fn)(tether_task *t, void *arg, void **state_out);
+typedef void (*tether_dtor_fn)(void *state);
+typedef tether_status (*tether_method_fn)(tether_task *t, void *state, void *arg);
+typedef struct tether_group_spec {
+  const char *name;  /* copied; unique within the actor; not empty */
+  uint32_t threads;  /* at least 1 */
+} tether_group_spec;
+
+typedef struct tether_actor_options {
+  uint32_t struct_size;
+  const char *name;                /* default "tether-actor"; names its threads ("name", "name/io") */
+  tether_executor executor;        /* {0}: a dedicated new thread; else share that executor */
+  const tether_group_spec *groups; /* extra concurrency groups, each on threads of its own */
+  size_t group_count;
+  size_t mailbox_capacity;         /* 0 = unbounded; else calls queued and not yet started */
+} tether_actor_options;
+typedef tether_executor_stats tether_actor_stats;
+
+/* tether_actor_options_init: fills the defaults and struct_size. NULL does nothing. */
+TETHER_API void tether_actor_options_init(tether_actor_options *o);
+
+/* tether_actor_create: creates the actor and queues ctor(task, arg, &state) on its default
+ * thread; returns at once with the handle in *out (the caller must release it). Calls
+ * queue behind the constructor. arg is dropped after the constructor returns (a
+ * constructor that keeps arg as its state passes no arg_drop and frees it in dtor). dtor
+ * (may be NULL) runs on the default thread when the actor stops, if the constructor
+ * succeeded. A failing constructor makes the actor DEAD (see tether_actor_call).
+ * Returns TETHER_E_INVALID_ARGUMENT (NULL ctor or out, bad struct_size, empty name, a group
+ * of 0 threads, a duplicate or empty group name, groups NULL with group_count > 0),
+ * TETHER_E_INVALID_HANDLE (options.executor is not a live executor), TETHER_E_SHUTDOWN (that
+ * executor is shutting down), TETHER_E_THREAD_CREATE (the OS refused a thread; nothing is
+ * left behind), TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_actor_create(const tether_actor_options *o, tether_ctor_fn ctor,
+                                             tether_dtor_fn dtor, void *arg, tether_drop_fn arg_drop,
+                                             tether_actor *out);
+
+/* tether_actor_call: queues m(task, state, arg) on the group's threads (group NULL: the
+ * default thread), after the calls queued to that group before it. With `out` a future is
+ * returned (the caller releases it); with out NULL it is fire and forget and a failure is
+ * counted and kept by the actor (tether_actor_error). A failing method fails only its own
+ * future. Never blocks. arg follows section 4.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL m), TETHER_E_NOT_FOUND
+ * (no such group), TETHER_E_ACTOR_DEAD (the constructor failed; see tether_actor_state for
+ * the cause), TETHER_E_SHUTDOWN (stopping or stopped), TETHER_E_QUEUE_FULL (the mailbox is
+ * full), TETHER_E_NO_MEMORY. Calls queued before the actor died fail through their futures
+ * with TETHER_E_ACTOR_DEAD, whose cause is the constructor's error. */
+TETHER_API tether_status tether_actor_call(tether_actor a, const char *group, tether_method_fn m, void *arg,
+                                           tether_drop_fn arg_drop, tether_future *out);
+
+/* tether_actor_call_timeout: like call, but on a full mailbox waits up to timeout_ns for
+ * room (TETHER_E_TIMEOUT after it; TETHER_E_DEADLOCK from the group's own thread). */
+TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char *group, tether_method_fn m,
+                                                   void *arg, tether_drop_fn arg_drop, tether_future *out,
+                                                   int64_t timeout_ns);
+
+/* tether_actor_state: TETHER_ACTOR_ALIVE, _DEAD or _STOPPED into *state; with `cause` not
+ * NULL, a DEAD actor's constructor error as a new handle (the null handle otherwise).
+ * ALIVE while the constructor is still queued or running. Never waits.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL state). */
+TETHER_API tether_status tether_actor_state(tether_actor a, int32_t *state, tether_error *cause);
+
+/* tether_actor_get_stats: the actor's calls (all its groups): as tether_executor_get_stats;
+ * os_thread_id is the default thread's. */
+TETHER_API tether_status tether_actor_get_stats(tether_actor a, tether_actor_stats *out);
+
+/* tether_actor_error: kept error i of the actor's fire-and-forget calls (the first 64 are
+ * kept), as a new handle. As tether_executor_error. */
+TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_error *out);
+
+/* tether_actor_stop: from now on the actor is STOPPED (or stays DEAD) and new calls return
+ * TETHER_E_SHUTDOWN. TETHER_STOP_CANCEL cancels every queued call before it returns (their
+ * futures CANCELLED, their args dropped) and asks running methods to stop;
+ * TETHER_STOP_DRAIN lets what is queued run. Then the destructor runs on the default
+ * thread, once every group is idle. Returns TETHER_OK once the destructor has run (at once
+ * if there is none to run), TETHER_E_TIMEOUT if it has not within timeout_ns (the stop
+ * goes on), TETHER_E_DEADLOCK from the actor's own threads with timeout_ns != 0 (the stop
+ * is started first), TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (unknown mode).
+ * A second stop may turn a DRAIN into a CANCEL. */
+TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns);
+
+/* tether_actor_release: stop(DRAIN) waited to the end, then the end of the handle and of
+ * the actor's own threads. From the inside it behaves as release_nowait. Waiters on the
+ * handle return TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_actor_release(tether_actor a);
+
+/* tether_actor_release_nowait: ends the handle at once; the stop (DRAIN) goes on and the
+ * control thread joins the actor's threads when it is done. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_actor_release_nowait(tether_actor a);
+
+/* ------------------------------------------------------------------------------------------
+ * Testing aid
+ * ---------------------------------------------------------------------------------------- */
+
+/* tether_debug_fail_thread_create: for tests of the THREAD_CREATE paths. After
+ * `successes` more successful thread creations by the library, the next one fails as if
+ * the OS refused it (once). UINT32_MAX disarms it. Never fails. */
+TETHER_API void tether_debug_fail_thread_create(uint32_t successes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -57,4 +57,8 @@ tether_error error_handle(const ErrorPtr& e) {
   return tether_error{HandleTable::instance().insert(Kind::Error, std::const_pointer_cast<Error>(e))};
 }
 
+tether_future future_handle(std::shared_ptr<Scope> scope) {
+  return tether_future{HandleTable::instance().insert(Kind::Future, std::move(scope))};
+}
+
 }  // namespace tether::capi

@@ -9,7 +9,9 @@
 #include <string>
 #include <utility>
 
+#include "core/call_ledger.h"
 #include "core/error.h"
+#include "core/scope.h"
 #include "core/fork_guard.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -104,6 +106,14 @@ T read_options(const T* in, void (*init)(T*), size_t first_version_size, const c
 
 // error_handle: a new tether_error handle for e (the null handle for a null e).
 [[nodiscard]] tether_error error_handle(const ErrorPtr& e);
+
+// future_handle: a new tether_future handle for a call's scope.
+[[nodiscard]] tether_future future_handle(std::shared_ptr<Scope> scope);
+
+// fill_stats: checks out->struct_size and fills the stats within it.
+void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id);
+// kept_error: kept fire-and-forget error i as a new handle in *out.
+void kept_error(const CallLedger& ledger, size_t i, tether_error* out);
 
 // name_option: a name option: NULL gives fallback; "" is TETHER_E_INVALID_ARGUMENT.
 [[nodiscard]] std::string name_option(const char* name, const char* fallback, const char* what);

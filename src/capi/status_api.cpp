@@ -1,5 +1,6 @@
 // Version, status names and texts, and the last-error text.
 #include "capi/boundary.h"
+#include "core/thread_group.h"
 
 using namespace tether::capi;
 
@@ -37,3 +38,7 @@ TETHER_API const char* tether_status_describe(int32_t status) {
 TETHER_API size_t tether_last_error_message(char* buf, size_t cap) { return last_error_copy(buf, cap); }
 
 }  // extern "C"
+
+extern "C" TETHER_API void tether_debug_fail_thread_create(uint32_t successes) {
+  tether::fail_thread_creates_after(successes);
+}

@@ -46,13 +46,14 @@ TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tet
       fail(TETHER_E_WRONG_STATE, "only the runner's target sets the result; this is nested thread '" +
                                      task.thread_name() + "'");
     }
+    if (task.scope() == nullptr) return TETHER_OK;  // fire and forget: nobody can take it; dropped now
     task.scope()->set_result(std::move(result));
     return TETHER_OK;
   });
 }
 
 TETHER_API int tether_task_stop_requested(const tether_task* t) {
-  return guarded_value<int>(0, [&] { return current_task(t).scope()->stop_requested() ? 1 : 0; });
+  return guarded_value<int>(0, [&] { return current_task(t).stop_requested() ? 1 : 0; });
 }
 
 TETHER_API const char* tether_task_thread_name(const tether_task* t) {
@@ -64,7 +65,9 @@ TETHER_API tether_status tether_task_runner(const tether_task* t, tether_runner*
   return guarded([&] {
     Task& task = current_task(t);
     require(out, "out");
-    *out = tether_runner{task.scope()->handle()};
+    const uint64_t runner = task.scope() != nullptr ? task.scope()->handle() : 0;
+    if (runner == 0) fail(TETHER_E_WRONG_STATE, "this task belongs to no runner");
+    *out = tether_runner{runner};
     return TETHER_OK;
   });
 }
@@ -72,10 +75,10 @@ TETHER_API tether_status tether_task_runner(const tether_task* t, tether_runner*
 TETHER_API tether_status tether_task_actor(const tether_task* t, tether_actor* out) {
   if (out != nullptr) *out = tether_actor{0};
   return guarded([&] {
-    (void)current_task(t);
+    Task& task = current_task(t);
     require(out, "out");
-    // Every task so far belongs to a runner; actor tasks arrive with actors.
-    fail(TETHER_E_WRONG_STATE, "this task belongs to no actor");
+    if (task.origin().actor == 0) fail(TETHER_E_WRONG_STATE, "this task belongs to no actor");
+    *out = tether_actor{task.origin().actor};
     return TETHER_OK;
   });
 }
@@ -86,7 +89,7 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
   return guarded([&] {
     Task& task = current_task(t);
     require(fn, "fn");
-    Scope& scope = *task.scope();
+    Scope& scope = task.scope_for_spawn();
     std::string thread_name = name_option(name, scope.options().name.c_str(), "name");
     scope.spawn(std::move(thread_name), /*is_target=*/false, fn, std::move(owned));
     return TETHER_OK;

@@ -39,6 +39,36 @@ class Scope::Participant : public ThreadBody {
 
 Scope::Scope(Options options) : options_(std::move(options)) {}
 
+std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
+  auto scope = std::make_shared<Scope>(std::move(options));
+  scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
+  scope->pending_arg_ = std::move(arg);
+  return scope;
+}
+
+bool Scope::start_call(UserArg& arg) {
+  std::lock_guard lock(mutex_);
+  if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return false;
+  state_.store(TETHER_RUNNING, std::memory_order_release);
+  live_ = 1;
+  arg = std::move(pending_arg_);
+  return true;
+}
+
+void Scope::fail_pending(ErrorPtr e) {
+  std::vector<Notice> notices;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return;
+    dropped = std::move(pending_arg_);
+    notices = record_locked(std::move(e));
+  }
+  cv_.notify_all();
+  dropped.reset();
+  run_notices(std::move(notices));
+}
+
 Scope::~Scope() = default;  // result_ drops itself; no lock is held by a destructor
 
 void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg arg) {
@@ -66,7 +96,9 @@ void Scope::finish(ErrorPtr error) {
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
     --live_;
     if (live_ == 0 && !terminal_locked()) {
-      notices = complete_locked(cancel_requested_ ? TETHER_CANCELLED : TETHER_SUCCEEDED);
+      const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
+                                                   options_.owner_stop->load(std::memory_order_acquire));
+      notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
   }
   cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
@@ -113,10 +145,21 @@ void Scope::run_notices(std::vector<Notice> notices) {
 }
 
 void Scope::cancel() {
-  std::lock_guard lock(mutex_);
-  if (terminal_locked()) return;
-  cancel_requested_ = true;
-  stop_requested_.store(true, std::memory_order_release);
+  std::vector<Notice> notices;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (terminal_locked()) return;
+    cancel_requested_ = true;
+    stop_requested_.store(true, std::memory_order_release);
+    if (state_.load(std::memory_order_relaxed) == TETHER_PENDING) {
+      dropped = std::move(pending_arg_);
+      notices = complete_locked(TETHER_CANCELLED);
+    }
+  }
+  cv_.notify_all();
+  dropped.reset();  // the work never runs: its arg goes now, unlocked
+  run_notices(std::move(notices));
 }
 
 ErrorPtr Scope::first_error() const {
@@ -185,7 +228,14 @@ void Scope::end_handle() {
   cv_.notify_all();
 }
 
-bool Scope::is_inside() const noexcept { return current_thread_owner() == this; }
+bool Scope::is_inside() const noexcept {
+  const void* owner = current_thread_owner();
+  if (owner == this) return true;
+  const Task* task = Task::current();
+  if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
+  if (options_.serving_lane == nullptr || state() != TETHER_PENDING) return false;
+  return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane;
+}
 
 void Scope::join_threads() { threads_->join_all(); }
 

@@ -1,8 +1,11 @@
 // Scope: a set of threads whose first error is caught — the heart of the ThreadRunner,
-// shaped so that an executor task or an actor call can be a scope too.
+// and the state behind every future: an executor task or an actor call is a scope whose
+// target runs on a pinned thread instead of a thread of its own.
 //
 // Participants are the units whose end completes the scope: the target and every nested
-// thread. The scope SUCCEEDS when all have returned OK, FAILS at the first error from
+// thread. A runner's scope starts RUNNING; a call's starts PENDING, holding the call's
+// arg, and one transition under mutex_ decides whether the call starts (start_call) or
+// never runs (cancel, fail_pending): the winner alone owns the arg. The scope SUCCEEDS when all have returned OK, FAILS at the first error from
 // any of them (or from report()), and is CANCELLED when cancel() was called and all
 // then ended without an error.
 //
@@ -38,7 +41,15 @@ class Scope : public std::enable_shared_from_this<Scope> {
     std::string name = "tether-run";  // names the threads; nested threads may be renamed
     bool stop_on_error = true;
     size_t stack_size = 0;
+    // For a call: the lane whose single thread will run it. Waiting on the call from that
+    // thread while it is not done is a wait on yourself.
+    const void* serving_lane = nullptr;
+    // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
+    const std::atomic<bool>* owner_stop = nullptr;
   };
+
+  // pending: a scope for a queued call, PENDING and holding arg until it starts.
+  static std::shared_ptr<Scope> pending(Options options, UserArg arg);
 
   explicit Scope(Options options);
   ~Scope();  // drops a result nobody took
@@ -52,16 +63,27 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // is dropped before a failing spawn returns.
   void spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg arg);
 
+  // start_call: PENDING -> RUNNING with the calling thread as the target participant;
+  // hands over the call's arg. False (arg untouched) if the call was cancelled or failed.
+  [[nodiscard]] bool start_call(UserArg& arg);
+  // finish_call: the target participant started by start_call returned.
+  void finish_call(ErrorPtr error) { finish(std::move(error)); }
+  // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
+  // its arg is dropped. No effect once started.
+  void fail_pending(ErrorPtr e);
+
   // report: records e as if raised by a participant. TETHER_E_WRONG_STATE on a scope
   // that SUCCEEDED or was CANCELLED (nothing recorded).
   void report(ErrorPtr e);
 
-  // cancel: asks every participant to stop; the scope ends CANCELLED unless one fails.
+  // cancel: a PENDING call never runs (CANCELLED now, its arg dropped); otherwise asks
+  // every participant to stop, and the scope ends CANCELLED unless one fails.
   void cancel();
 
   [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool stop_requested() const noexcept {
-    return stop_requested_.load(std::memory_order_acquire);
+    return stop_requested_.load(std::memory_order_acquire) ||
+           (options_.owner_stop != nullptr && options_.owner_stop->load(std::memory_order_acquire));
   }
   [[nodiscard]] ErrorPtr first_error() const;
   [[nodiscard]] size_t error_count() const;
@@ -88,7 +110,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // end_handle: the caller's handle is gone; waiters on it return INVALID_HANDLE.
   void end_handle();
 
-  // is_inside: the calling thread is one of this scope's threads.
+  // is_inside: the calling thread is one of this scope's threads, or the single thread
+  // that must run this pending call.
   [[nodiscard]] bool is_inside() const noexcept;
 
   // join_threads: blocks until every thread of the scope has exited and been joined.
@@ -124,6 +147,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   bool handle_ended_ = false;      // guarded by mutex_
+  UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   UserArg result_;                 // guarded by mutex_
   bool result_taken_ = false;      // guarded by mutex_
 };

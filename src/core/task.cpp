@@ -2,6 +2,8 @@
 
 #include <cxxabi.h>
 
+#include "core/scope.h"
+
 #include <exception>
 #include <new>
 #include <typeinfo>
@@ -11,6 +13,7 @@ namespace {
 
 thread_local Task* t_current_task = nullptr;
 thread_local const void* t_thread_owner = nullptr;
+thread_local const void* t_manual_lane = nullptr;
 
 // Built when the library loads, for when even building an error fails: a failure is
 // never lost. Never destroyed (a process may exit while threads still use it).
@@ -21,6 +24,23 @@ ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
 }  // namespace
 
 Task* Task::current() noexcept { return t_current_task; }
+
+bool Task::stop_requested() const noexcept {
+  if (scope_ != nullptr && scope_->stop_requested()) return true;
+  return origin_.owner_stop != nullptr && origin_.owner_stop->load(std::memory_order_acquire);
+}
+
+Scope& Task::scope_for_spawn() {
+  if (scope_ != nullptr) return *scope_;
+  Scope::Options options;
+  options.name = thread_name_;
+  options.owner_stop = origin_.owner_stop;
+  lazy_scope_ = Scope::pending(std::move(options), UserArg());
+  UserArg none;
+  (void)lazy_scope_->start_call(none);  // this task is its running target
+  scope_ = lazy_scope_.get();
+  return *scope_;
+}
 
 CurrentTask::CurrentTask(Task& task) noexcept : previous_(t_current_task) { t_current_task = &task; }
 CurrentTask::~CurrentTask() { t_current_task = previous_; }
@@ -50,5 +70,7 @@ ErrorPtr exception_error(const Task& task) noexcept {
 
 const void* current_thread_owner() noexcept { return t_thread_owner; }
 void set_current_thread_owner(const void* owner) noexcept { t_thread_owner = owner; }
+const void* current_manual_lane() noexcept { return t_manual_lane; }
+void set_current_manual_lane(const void* lane) noexcept { t_manual_lane = lane; }
 
 }  // namespace tether

@@ -6,7 +6,9 @@
 // Thread safety: touched only by the thread running the callback.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
@@ -16,14 +18,31 @@ namespace tether {
 
 class Scope;
 
+// TaskOrigin: where a task comes from, beyond its scope.
+struct TaskOrigin {
+  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
+  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
+};
+
 class Task {
  public:
-  Task(Scope* scope, const std::string& thread_name, bool is_target) noexcept
-      : scope_(scope), thread_name_(thread_name), is_target_(is_target) {}
+  using Origin = TaskOrigin;
+  // A runner's threads and calls with a future have a scope; a fire-and-forget call has
+  // none until it spawns a nested thread (lazy_scope()).
+
+  Task(Scope* scope, const std::string& thread_name, bool is_target, Origin origin = {}) noexcept
+      : scope_(scope), thread_name_(thread_name), is_target_(is_target), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
+  [[nodiscard]] const Origin& origin() const noexcept { return origin_; }
+  [[nodiscard]] bool stop_requested() const noexcept;
+
+  // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
+  // now (RUNNING, this task its target), which its runner must then finish.
+  [[nodiscard]] Scope& scope_for_spawn();
+  [[nodiscard]] const std::shared_ptr<Scope>& lazy_scope() const noexcept { return lazy_scope_; }
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
   // is_target: the runner's target (it alone fills the result slot).
   [[nodiscard]] bool is_target() const noexcept { return is_target_; }
@@ -45,7 +64,9 @@ class Task {
   Scope* scope_;
   const std::string& thread_name_;
   bool is_target_;
+  Origin origin_;
   ErrorPtr failure_;
+  std::shared_ptr<Scope> lazy_scope_;
 };
 
 // CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
@@ -90,5 +111,10 @@ template <class Invoke>
 // this thread are the "inside" waits that would deadlock.
 [[nodiscard]] const void* current_thread_owner() noexcept;
 void set_current_thread_owner(const void* owner) noexcept;
+
+// Manual lane: the lane of the manual executor this thread drives (set at its first run,
+// for good): outside run, this thread is still the only one that can run that lane's work.
+[[nodiscard]] const void* current_manual_lane() noexcept;
+void set_current_manual_lane(const void* lane) noexcept;
 
 }  // namespace tether

@@ -1,7 +1,9 @@
 #include "core/thread_group.h"
 
+#include <sched.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -14,6 +16,19 @@ namespace tether {
 namespace {
 
 constexpr size_t kOsNameMax = 15;
+
+// Creations left before an injected failure; UINT32_MAX = none armed.
+std::atomic<uint32_t> g_creates_before_failure{UINT32_MAX};
+
+// injected_failure: consumes one creation of the armed countdown; true when this one fails.
+bool injected_failure() noexcept {
+  uint32_t left = g_creates_before_failure.load(std::memory_order_relaxed);
+  while (left != UINT32_MAX) {
+    const uint32_t next = left == 0 ? UINT32_MAX : left - 1;
+    if (g_creates_before_failure.compare_exchange_weak(left, next, std::memory_order_relaxed)) return left == 0;
+  }
+  return false;
+}
 
 // ExitNotice: a thread_local armed first thing on every library thread. C++ destroys
 // thread_locals in reverse order of construction, so its destructor runs after those of
@@ -53,6 +68,10 @@ sigset_t async_signals() {
 
 }  // namespace
 
+void fail_thread_creates_after(uint32_t successes) noexcept {
+  g_creates_before_failure.store(successes, std::memory_order_relaxed);
+}
+
 std::string os_visible_name(const std::string& name) {
   if (name.size() <= kOsNameMax) return name;
   size_t cut = kOsNameMax;
@@ -79,6 +98,24 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
       throw StatusError(TETHER_E_INVALID_ARGUMENT,
                         "stack_size " + std::to_string(options.stack_size) + " is not usable");
     }
+  }
+  if (options.cpu >= 0) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+        !CPU_ISSET(options.cpu, &allowed)) {
+      throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                        "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
+    }
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(options.cpu, &only);
+    if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+    }
+  }
+  if (injected_failure()) {
+    throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
   auto start = std::make_unique<StartData>(
       StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});

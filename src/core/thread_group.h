@@ -28,7 +28,12 @@ namespace tether {
 struct ThreadOptions {
   std::string name;       // full name; the OS sees its first 15 bytes
   size_t stack_size = 0;  // 0: platform default
+  int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
 };
+
+// fail_thread_creates_after: test hook; the creation after `successes` more fails once
+// as if the OS refused it. UINT32_MAX disarms it.
+void fail_thread_creates_after(uint32_t successes) noexcept;
 
 // ThreadBody: what a library thread runs. run() must not throw.
 class ThreadBody {

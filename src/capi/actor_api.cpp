@@ -1,0 +1,150 @@
+// tether_actor_*: actors pinned to their threads.
+#include <set>
+
+#include "capi/boundary.h"
+#include "core/actor.h"
+#include "core/handle_table.h"
+
+using namespace tether;
+using namespace tether::capi;
+
+namespace {
+
+std::shared_ptr<Actor> lookup(tether_actor a) { return HandleTable::instance().get<Actor>(Kind::Actor, a.id); }
+
+constexpr size_t kActorOptionsV1 = offsetof(tether_actor_options, mailbox_capacity) + sizeof(size_t);
+
+Actor::Options read_actor_options(const tether_actor_options* o) {
+  const tether_actor_options in = read_options(o, &tether_actor_options_init, kActorOptionsV1, "tether_actor_options");
+  Actor::Options options;
+  options.name = name_option(in.name, "tether-actor", "tether_actor_options.name");
+  if (in.executor.id != 0) options.executor = HandleTable::instance().get<Executor>(Kind::Executor, in.executor.id);
+  if (in.group_count > 0 && in.groups == nullptr) {
+    fail(TETHER_E_INVALID_ARGUMENT, "tether_actor_options.groups is NULL but group_count is " +
+                                        std::to_string(in.group_count));
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < in.group_count; ++i) {
+    const tether_group_spec& spec = in.groups[i];
+    if (spec.name == nullptr || *spec.name == '\0') {
+      fail(TETHER_E_INVALID_ARGUMENT, "concurrency group " + std::to_string(i) + " has no name");
+    }
+    if (spec.threads == 0) {
+      fail(TETHER_E_INVALID_ARGUMENT, std::string("concurrency group '") + spec.name + "' has 0 threads");
+    }
+    if (!seen.insert(spec.name).second) {
+      fail(TETHER_E_INVALID_ARGUMENT, std::string("concurrency group '") + spec.name + "' is named twice");
+    }
+    options.groups.push_back(Actor::GroupSpec{spec.name, spec.threads});
+  }
+  options.mailbox_capacity = in.mailbox_capacity;
+  return options;
+}
+
+tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
+                   int64_t timeout_ns) {
+  auto actor = lookup(a);
+  require(m, "m");
+  std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
+  if (out != nullptr) *out = future_handle(std::move(future));
+  return TETHER_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+TETHER_API void tether_actor_options_init(tether_actor_options* o) {
+  if (o == nullptr) return;
+  *o = tether_actor_options{};
+  o->struct_size = sizeof(tether_actor_options);
+  o->name = "tether-actor";
+  o->executor = tether_executor{0};
+  o->groups = nullptr;
+  o->group_count = 0;
+  o->mailbox_capacity = 0;
+}
+
+TETHER_API tether_status tether_actor_create(const tether_actor_options* o, tether_ctor_fn ctor, tether_dtor_fn dtor,
+                                             void* arg, tether_drop_fn arg_drop, tether_actor* out) {
+  UserArg owned = adopt(arg, arg_drop);
+  if (out != nullptr) *out = tether_actor{0};
+  return guarded([&] {
+    require(out, "out");
+    require(ctor, "ctor");
+    *out = tether_actor{Actor::create(read_actor_options(o), ctor, dtor, std::move(owned))};
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
+                                           tether_drop_fn arg_drop, tether_future* out) {
+  UserArg owned = adopt(arg, arg_drop);
+  if (out != nullptr) *out = tether_future{0};
+  return guarded([&] { return call(a, group, m, owned, out, 0); });
+}
+
+TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* group, tether_method_fn m, void* arg,
+                                                   tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
+  UserArg owned = adopt(arg, arg_drop);
+  if (out != nullptr) *out = tether_future{0};
+  return guarded([&] { return call(a, group, m, owned, out, timeout_ns); });
+}
+
+TETHER_API tether_status tether_actor_state(tether_actor a, int32_t* state, tether_error* cause) {
+  if (cause != nullptr) *cause = tether_error{0};
+  return guarded([&] {
+    auto actor = lookup(a);
+    require(state, "state");
+    ErrorPtr why;
+    *state = actor->state(&why);
+    if (cause != nullptr) *cause = error_handle(why);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_actor_get_stats(tether_actor a, tether_actor_stats* out) {
+  return guarded([&] {
+    auto actor = lookup(a);
+    fill_stats(actor->ledger(), out, actor->os_thread_id());
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_error* out) {
+  if (out != nullptr) *out = tether_error{0};
+  return guarded([&] {
+    kept_error(lookup(a)->ledger(), i, out);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns) {
+  return guarded([&] {
+    auto actor = lookup(a);
+    if (mode != TETHER_STOP_DRAIN && mode != TETHER_STOP_CANCEL) {
+      fail(TETHER_E_INVALID_ARGUMENT, "stop mode " + std::to_string(mode) + " is neither DRAIN nor CANCEL");
+    }
+    const int32_t rc = actor->stop(mode, Deadline::after(timeout_ns));
+    if (rc == TETHER_E_DEADLOCK) fail(rc, "the stop was started, but waiting for it from the actor's own thread would wait on itself");
+    if (rc == TETHER_E_TIMEOUT) fail(rc, "the stop goes on: the destructor has not run within the timeout");
+    if (rc == TETHER_E_INVALID_HANDLE) fail(rc, "invalid handle: actor was released during the wait");
+    return rc;
+  });
+}
+
+TETHER_API tether_status tether_actor_release(tether_actor a) {
+  return guarded([&] {
+    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/true);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
+  return guarded([&] {
+    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/false);
+    return TETHER_OK;
+  });
+}
+
+}  // extern "C"

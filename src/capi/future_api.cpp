@@ -1,0 +1,156 @@
+// tether_future_*: the state of one submitted task or actor call.
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "capi/boundary.h"
+#include "core/handle_table.h"
+
+using namespace tether;
+using namespace tether::capi;
+
+namespace {
+
+std::shared_ptr<Scope> lookup(tether_future f) { return HandleTable::instance().get<Scope>(Kind::Future, f.id); }
+
+// AnyWaiter: woken by an on_done notice of any future it waits on.
+struct AnyWaiter {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool fired = false;  // guarded by mutex
+
+  static void notify(void* raw) {
+    auto& waiter = **static_cast<std::shared_ptr<AnyWaiter>*>(raw);
+    {
+      std::lock_guard lock(waiter.mutex);
+      waiter.fired = true;
+    }
+    waiter.cv.notify_all();
+  }
+  static void drop(void* raw) { delete static_cast<std::shared_ptr<AnyWaiter>*>(raw); }
+};
+
+}  // namespace
+
+extern "C" {
+
+TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns) {
+  return guarded([&] {
+    auto scope = lookup(f);
+    const int32_t rc = scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false);
+    if (rc == TETHER_E_DEADLOCK) fail(rc, "the work can only run on this thread, which would be waiting for it");
+    if (rc == TETHER_E_INVALID_HANDLE) fail(rc, "invalid handle: future was released during the wait");
+    if (rc == TETHER_E_TIMEOUT) fail(rc, "the future did not complete within the timeout");
+    return rc;
+  });
+}
+
+TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
+  return guarded([&] {
+    auto scope = lookup(f);
+    *require(state, "state") = scope->state();
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_error(tether_future f, tether_error* out) {
+  if (out != nullptr) *out = tether_error{0};
+  return guarded([&] {
+    auto scope = lookup(f);
+    *require(out, "out") = error_handle(scope->first_error());
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    auto scope = lookup(f);
+    *require(out, "out") = scope->take_result();
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {
+  return guarded([&] {
+    auto scope = lookup(f);
+    require(outs, "outs");
+    (void)n;
+    fail(TETHER_E_WRONG_STATE, "this future is a task's or a call's, not a compiled graph execution's");
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_cancel(tether_future f) {
+  return guarded([&] {
+    lookup(f)->cancel();
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t n, int64_t timeout_ns,
+                                                size_t* index) {
+  return guarded([&] {
+    require(index, "index");
+    require(fs, "fs");
+    if (n == 0) fail(TETHER_E_INVALID_ARGUMENT, "wait_any needs at least one future");
+    std::vector<std::shared_ptr<Scope>> scopes;
+    scopes.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        scopes.push_back(lookup(fs[i]));
+      } catch (const StatusError&) {
+        *index = i;
+        throw;
+      }
+    }
+    const Deadline deadline = Deadline::after(timeout_ns);
+    auto lowest_terminal = [&]() -> size_t {
+      for (size_t i = 0; i < n; ++i) {
+        if (scopes[i]->state() >= TETHER_SUCCEEDED) return i;
+      }
+      return n;
+    };
+    if (size_t i = lowest_terminal(); i < n) {
+      *index = i;
+      return TETHER_OK;
+    }
+    if (deadline.never_blocks()) fail(TETHER_E_TIMEOUT, "no future completed (timeout 0)");
+    bool all_inside = true;
+    for (auto& s : scopes) all_inside = all_inside && s->is_inside();
+    if (all_inside) fail(TETHER_E_DEADLOCK, "every future's work can only run on this thread, which would be waiting");
+
+    auto waiter = std::make_shared<AnyWaiter>();
+    for (auto& s : scopes) {
+      s->on_done(&AnyWaiter::notify, UserArg(new std::shared_ptr<AnyWaiter>(waiter), &AnyWaiter::drop));
+    }
+    std::unique_lock lock(waiter->mutex);
+    deadline.wait(waiter->cv, lock, [&] { return waiter->fired; });
+    lock.unlock();
+    if (size_t i = lowest_terminal(); i < n) {
+      *index = i;
+      return TETHER_OK;
+    }
+    fail(TETHER_E_TIMEOUT, "no future completed within the timeout");
+  });
+}
+
+TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn fn, void* arg,
+                                               tether_drop_fn arg_drop) {
+  UserArg owned = adopt(arg, arg_drop);
+  return guarded([&] {
+    auto scope = lookup(f);
+    require(fn, "fn");
+    scope->on_done(fn, std::move(owned));
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_future_release(tether_future f) {
+  return guarded([&] {
+    HandleTable::instance().take<Scope>(Kind::Future, f.id)->end_handle();
+    return TETHER_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,338 @@
+#include "core/actor.h"
+
+#include <cstring>
+
+#include "core/call_outcome.h"
+#include "core/control_thread.h"
+#include "core/handle_table.h"
+#include "core/status_error.h"
+#include "core/task.h"
+
+namespace tether {
+
+// CtorCall: builds the state on the default thread, then opens the group lanes.
+class Actor::CtorCall : public Call {
+ public:
+  CtorCall(Actor& actor, tether_ctor_fn ctor, UserArg arg) : Call(&actor), actor_(actor), ctor_(ctor), arg_(std::move(arg)) {}
+
+  void run(Lane& lane) noexcept override {
+    void* state = nullptr;
+    ErrorPtr err;
+    {
+      Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
+      err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
+      arg_.reset();  // the constructor's arg goes once it has returned
+      if (task.lazy_scope()) task.lazy_scope()->finish_call(err);  // nested threads run on, unwaited
+    }
+    if (err) {
+      actor_.ctor_error_ = std::move(err);
+      actor_.life_.store(Life::Dead, std::memory_order_release);
+    } else {
+      actor_.state_ptr_ = state;
+      actor_.constructed_ = true;
+      actor_.life_.store(Life::Alive, std::memory_order_release);
+    }
+    for (Group& g : actor_.groups_) g.lane->open();
+    actor_.give_hold();
+  }
+
+  void cancel() noexcept override {  // stopped with CANCEL before it ran: never constructed
+    arg_.reset();
+    for (Group& g : actor_.groups_) g.lane->open();
+    actor_.give_hold();
+  }
+
+ private:
+  Actor& actor_;
+  tether_ctor_fn ctor_;
+  UserArg arg_;
+};
+
+// MethodCall: one call of a method, on the default lane or a group's.
+class Actor::MethodCall : public Call {
+ public:
+  MethodCall(Actor& actor, tether_method_fn m, UserArg arg, std::shared_ptr<Scope> future)
+      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {}
+
+  void run(Lane& lane) noexcept override {
+    CallLedger& ledger = actor_.ledger_;
+    ledger.leave();
+    if (actor_.life_.load(std::memory_order_acquire) != Life::Alive) {
+      fail_dead();
+    } else if (future_) {
+      run_with_future(lane);
+    } else {
+      Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
+      ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
+      arg_.reset();
+      settle_fire_and_forget(task, std::move(err), ledger, actor_.shared_from_this());
+    }
+    actor_.give_hold();
+  }
+
+  void cancel() noexcept override {
+    actor_.ledger_.leave();
+    actor_.ledger_.cancelled();
+    arg_.reset();
+    if (future_) future_->cancel();
+    actor_.give_hold();
+  }
+
+ private:
+  void run_with_future(Lane& lane) {
+    UserArg arg;
+    if (!future_->start_call(arg)) {  // cancelled while queued
+      actor_.ledger_.cancelled();
+      return;
+    }
+    ErrorPtr err;
+    {
+      Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
+      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
+    }
+    arg.reset();
+    settle_with_future(*future_, std::move(err), actor_.ledger_);
+  }
+
+  void fail_dead() noexcept {
+    // Queued before the constructor failed (or before a stop cancelled it): never runs.
+    ErrorPtr dead;
+    try {
+      dead = actor_.dead_error();
+    } catch (...) {
+    }
+    actor_.ledger_.failed();
+    arg_.reset();
+    if (future_ && dead) future_->fail_pending(std::move(dead));
+    if (future_) future_->cancel();  // no memory for the error: it still never runs
+  }
+
+  Actor& actor_;  // alive: the call's hold keeps the destructor (and the end) away
+  tether_method_fn method_;
+  UserArg arg_;
+  std::shared_ptr<Scope> future_;
+};
+
+// DtorCall: the end of the actor, on the default thread, after every call.
+class Actor::DtorCall : public Call {
+ public:
+  explicit DtorCall(Actor& actor) : Call(nullptr), actor_(actor) {}
+
+  void run(Lane&) noexcept override { finish(); }
+  void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
+
+ private:
+  void finish() noexcept {
+    if (actor_.constructed_ && actor_.dtor_ != nullptr) actor_.dtor_(actor_.state_ptr_);
+    for (Group& g : actor_.groups_) g.lane->close();
+    std::shared_ptr<Actor> self;
+    {
+      std::lock_guard lock(actor_.mutex_);
+      actor_.dtor_done_ = true;
+      self = std::move(actor_.self_);
+    }
+    actor_.cv_.notify_all();
+    actor_.executor_->drop_user(/*wait=*/false);
+    // self may be the last reference: the actor dies here, after its last touch.
+  }
+
+  Actor& actor_;
+};
+
+Actor::Actor(Options options)
+    : name_(options.name), options_(std::move(options)), ledger_(options_.mailbox_capacity) {}
+
+Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
+
+uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg) {
+  std::shared_ptr<Actor> actor(new Actor(std::move(options)));
+  actor->dtor_ = dtor;
+  const Options& o = actor->options_;
+  if (o.executor) {
+    if (!o.executor->add_user()) {
+      throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
+    }
+    actor->executor_ = o.executor;
+  } else {
+    Executor::Options dedicated;
+    dedicated.name = o.name;
+    actor->executor_ = Executor::create(std::move(dedicated));  // its creation hold is this actor's
+    actor->dedicated_ = true;
+  }
+  actor->default_lane_ = &actor->executor_->lane();
+
+  // Undo for a failing create: close what was started and join it, so nothing is left.
+  auto undo = [&] {
+    for (Group& g : actor->groups_) g.lane->close();
+    actor->group_threads_->join_all();
+    actor->executor_->drop_user(/*wait=*/true);
+  };
+  HandleTable& table = HandleTable::instance();
+  try {
+    for (const GroupSpec& spec : o.groups) {
+      Lane::Options lane;
+      lane.name = o.name + "/" + spec.name;
+      lane.threads = spec.threads;
+      lane.gated = true;  // methods start only after the constructor
+      actor->groups_.push_back(Group{spec.name, std::make_shared<Lane>(std::move(lane))});
+      actor->groups_.back().lane->start(*actor->group_threads_, actor);
+    }
+    actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
+    actor->handle_ = table.insert(Kind::Actor, actor);
+  } catch (...) {
+    undo();
+    throw;
+  }
+  actor->take_hold();  // the constructor's
+  actor->default_lane_->push(new CtorCall(*actor, ctor, std::move(ctor_arg)));
+  return actor->handle_;
+}
+
+std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                   Deadline room) {
+  Lane* lane = default_lane_;
+  if (group != nullptr) {
+    lane = nullptr;
+    for (Group& g : groups_) {
+      if (g.name == group) lane = g.lane.get();
+    }
+    if (lane == nullptr) {
+      throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
+    }
+  }
+  take_hold();  // before the stopped_ check: see the class comment
+  struct HoldGuard {
+    Actor* actor;
+    bool keep = false;
+    ~HoldGuard() {
+      if (!keep) actor->give_hold();
+    }
+  } hold{this};
+  if (life_.load(std::memory_order_acquire) == Life::Dead) {
+    ledger_.reject();
+    ErrorPtr cause = dead_error()->cause;
+    throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name_ + "' is dead: its constructor failed: " +
+                                               (cause ? cause->message : std::string()));
+  }
+  if (stopped_.load(std::memory_order_seq_cst)) {
+    ledger_.reject();
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
+  }
+  const bool inside = current_thread_owner() == lane || current_manual_lane() == lane;
+  int32_t admitted = ledger_.admit(inside ? Deadline::after(0) : room);
+  if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
+  if (admitted != TETHER_OK) {
+    throw StatusError(admitted, admitted == TETHER_E_QUEUE_FULL
+                                    ? "actor '" + name_ + "' mailbox is full (" + std::to_string(ledger_.capacity()) + " calls)"
+                                : admitted == TETHER_E_DEADLOCK
+                                    ? "waiting for mailbox room from the actor's own thread would wait on itself"
+                                    : "no room in actor '" + name_ + "' mailbox within the timeout");
+  }
+  std::shared_ptr<Scope> future;
+  Call* c;
+  try {
+    if (want_future) {
+      Scope::Options scope_options;
+      scope_options.name = lane->name();
+      scope_options.serving_lane = lane->thread_count() == 1 ? lane : nullptr;
+      scope_options.owner_stop = &cancel_;
+      future = Scope::pending(std::move(scope_options), std::move(arg));
+      c = new MethodCall(*this, m, UserArg(), future);
+    } else {
+      c = new MethodCall(*this, m, std::move(arg), nullptr);
+    }
+  } catch (...) {
+    ledger_.leave();
+    throw;
+  }
+  hold.keep = true;  // the call gives it back once it has run or been cancelled
+  lane->push(c);
+  return future;
+}
+
+ErrorPtr Actor::dead_error() const {
+  return make_error(TETHER_E_ACTOR_DEAD, 0, "actor '" + name_ + "' is dead: its constructor failed",
+                    default_lane_->name(), {}, ctor_error_);
+}
+
+int32_t Actor::state(ErrorPtr* cause) const {
+  if (life_.load(std::memory_order_acquire) == Life::Dead) {
+    if (cause != nullptr) *cause = ctor_error_;
+    return TETHER_ACTOR_DEAD;
+  }
+  return stopped_.load(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
+}
+
+void Actor::give_hold() noexcept {
+  if (holds_.fetch_sub(1, std::memory_order_seq_cst) != 1) return;
+  // The last hold: every call is settled and a stop has started. A call refused after
+  // the stop takes and gives back a hold too, so only the first zero queues the end.
+  if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
+  default_lane_->push(dtor_call_.release());
+}
+
+void Actor::start_stop(bool cancel) {
+  bool first = false;
+  bool cancel_now = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (!stop_started_) {
+      first = stop_started_ = true;
+      self_ = shared_from_this();
+      stopped_.store(true, std::memory_order_seq_cst);
+    }
+    if (cancel && !cancel_started_) {
+      cancel_now = cancel_started_ = true;
+      cancel_.store(true, std::memory_order_release);
+    }
+  }
+  if (cancel_now) {
+    auto mine = [this](const Call& c) { return c.owner() == this; };
+    default_lane_->cancel_queued(mine);
+    for (Group& g : groups_) g.lane->cancel_queued(mine);
+  }
+  if (first) give_hold();  // the alive hold
+}
+
+bool Actor::is_inside() const noexcept {
+  const void* owner = current_thread_owner();
+  if (owner == default_lane_ || current_manual_lane() == default_lane_) return true;
+  for (const Group& g : groups_) {
+    if (owner == g.lane.get()) return true;
+  }
+  const Task* task = Task::current();
+  return task != nullptr && task->origin().actor == handle_;
+}
+
+int32_t Actor::stop(int32_t mode, Deadline deadline) {
+  start_stop(mode == TETHER_STOP_CANCEL);
+  std::unique_lock lock(mutex_);
+  if (dtor_done_) return TETHER_OK;
+  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
+  if (is_inside() || ControlThread::is_current()) return TETHER_E_DEADLOCK;
+  deadline.wait(cv_, lock, [&] { return dtor_done_ || handle_ended_; });
+  if (dtor_done_) return TETHER_OK;
+  return handle_ended_ ? TETHER_E_INVALID_HANDLE : TETHER_E_TIMEOUT;
+}
+
+void Actor::release(bool wait) {
+  {
+    std::lock_guard lock(mutex_);
+    handle_ended_ = true;
+  }
+  cv_.notify_all();
+  start_stop(/*cancel=*/false);
+  if (!wait || is_inside() || ControlThread::is_current()) {
+    group_threads_->orphan();
+    return;
+  }
+  {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return dtor_done_; });
+  }
+  group_threads_->join_all();
+  if (dedicated_) executor_->join_threads();
+}
+
+}  // namespace tether

@@ -1,0 +1,128 @@
+// Actor: state built by a constructor on the actor's default thread, then used by
+// methods on that thread and on the threads of its named concurrency groups, and
+// finally freed by a destructor on the default thread. The actor never moves.
+//
+// Lifetime of the work: every accepted call (the constructor included) takes a hold in
+// holds_, given back once the call has run, failed or been cancelled; the actor's own
+// "alive" hold is given back when a stop starts. The destructor is queued on the
+// default thread by whoever gives back the last hold: after every call accepted before
+// the stop, on every group. A call takes its hold BEFORE it checks stopped_, and a stop
+// sets stopped_ BEFORE it gives back the alive hold (both seq_cst), so no call can slip
+// in after the destructor is queued.
+//
+// Thread safety: every public member may be called from any thread. mutex_ guards the
+// stop's bookkeeping (marked); life_, stopped_ and cancel_ are atomics. state_ptr_ is
+// written by the constructor before life_ becomes ALIVE (release) and before the group
+// lanes open, and read only by execution threads after that.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/call_ledger.h"
+#include "core/deadline.h"
+#include "core/error.h"
+#include "core/executor.h"
+#include "core/lane.h"
+#include "core/scope.h"
+#include "core/thread_group.h"
+#include "core/user_arg.h"
+
+namespace tether {
+
+class Actor : public std::enable_shared_from_this<Actor> {
+ public:
+  struct GroupSpec {
+    std::string name;
+    uint32_t threads = 1;
+  };
+  struct Options {
+    std::string name = "tether-actor";
+    std::shared_ptr<Executor> executor;  // null: a dedicated new thread
+    std::vector<GroupSpec> groups;
+    size_t mailbox_capacity = 0;
+  };
+  enum class Life : int32_t { Constructing, Alive, Dead };
+
+  // create_actor: builds the actor, starts its threads, gives it a handle, and queues
+  // the constructor. Returns the handle id. Throws StatusError; nothing is left behind
+  // and ctor_arg is dropped before a failing create returns.
+  static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg);
+  ~Actor();
+
+  Actor(const Actor&) = delete;
+  Actor& operator=(const Actor&) = delete;
+
+  // call: queues m on the group's lane (group null: the default thread). Returns the
+  // future's scope when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
+  // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
+  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room);
+
+  // state: TETHER_ACTOR_*; cause: the constructor's error when DEAD.
+  [[nodiscard]] int32_t state(ErrorPtr* cause) const;
+  [[nodiscard]] CallLedger& ledger() noexcept { return ledger_; }
+  [[nodiscard]] uint64_t os_thread_id() const noexcept { return default_lane_->os_thread_id(); }
+
+  // stop: starts the stop (see tether_actor_stop) and waits for the destructor.
+  // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK or TETHER_E_INVALID_HANDLE
+  // (the handle ended while waiting).
+  [[nodiscard]] int32_t stop(int32_t mode, Deadline deadline);
+
+  // release: the handle's end. With wait (and from outside), a DRAIN stop waited to the
+  // end and the actor's threads joined; otherwise the control thread finishes it.
+  void release(bool wait);
+
+  // is_inside: the calling thread is one of the threads that run this actor's work.
+  [[nodiscard]] bool is_inside() const noexcept;
+
+ private:
+  class CtorCall;
+  class MethodCall;
+  class DtorCall;
+  struct Group {
+    std::string name;
+    std::shared_ptr<Lane> lane;
+  };
+
+  explicit Actor(Options options);
+  void take_hold() noexcept { holds_.fetch_add(1, std::memory_order_seq_cst); }
+  void give_hold() noexcept;  // the last one queues the destructor
+  void start_stop(bool cancel);
+  [[nodiscard]] ErrorPtr dead_error() const;
+
+  const std::string name_;
+  const Options options_;
+  tether_dtor_fn dtor_ = nullptr;
+  uint64_t handle_ = 0;
+  std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
+  bool dedicated_ = false;              // executor_ exists for this actor alone
+  Lane* default_lane_ = nullptr;
+  std::vector<Group> groups_;
+  const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
+  CallLedger ledger_;
+
+  std::atomic<Life> life_{Life::Constructing};
+  ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
+  void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
+  bool constructed_ = false;   // likewise; read by the destructor call
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
+  std::atomic<int64_t> holds_{1};    // the alive hold + every accepted call
+  std::atomic<bool> dtor_queued_{false};
+  std::unique_ptr<DtorCall> dtor_call_;  // pushed by the last give_hold
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_started_ = false;        // guarded by mutex_
+  bool cancel_started_ = false;      // guarded by mutex_
+  bool dtor_done_ = false;           // guarded by mutex_
+  bool handle_ended_ = false;        // guarded by mutex_
+  std::shared_ptr<Actor> self_;      // guarded by mutex_: keeps the actor alive from stop to destructor
+};
+
+}  // namespace tether

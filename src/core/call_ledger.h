@@ -1,0 +1,59 @@
+// CallLedger: what an executor or an actor keeps about its calls: how many are queued
+// (against an optional capacity), how they ended, and the errors of fire-and-forget
+// calls (the first 64 kept, the rest counted), so no failure is silently lost.
+//
+// Thread safety: every member may be called from any thread. Counters are relaxed
+// atomics (statistics); mutex_ guards errors_ and the capacity wait.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/error.h"
+#include "tether/tether.h"
+
+namespace tether {
+
+class CallLedger {
+ public:
+  static constexpr size_t kKeptErrors = 64;
+
+  explicit CallLedger(size_t capacity) noexcept : capacity_(capacity) {}
+  CallLedger(const CallLedger&) = delete;
+  CallLedger& operator=(const CallLedger&) = delete;
+
+  // admit: takes one queue slot. TETHER_OK, TETHER_E_QUEUE_FULL (deadline never blocks),
+  // or TETHER_E_TIMEOUT. A refusal is counted as rejected.
+  [[nodiscard]] int32_t admit(Deadline deadline);
+  // leave: a queued call started, or will never run; wakes a producer waiting for room.
+  void leave() noexcept;
+  void reject() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
+
+  void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
+  void failed() noexcept { failed_.fetch_add(1, std::memory_order_relaxed); }
+  void cancelled() noexcept { cancelled_.fetch_add(1, std::memory_order_relaxed); }
+  // fire_and_forget_failed: counts it and keeps e among the first 64.
+  void fire_and_forget_failed(ErrorPtr e);
+
+  [[nodiscard]] ErrorPtr kept_error(size_t i) const;
+  [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
+
+  // fill: the stats fields within out->struct_size (os_thread_id is the caller's).
+  void fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const;
+
+ private:
+  const size_t capacity_;  // 0: unbounded
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, rejected_{0}, errors_dropped_{0};
+  std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
+
+  mutable std::mutex mutex_;
+  std::condition_variable room_;
+  std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
+};
+
+}  // namespace tether

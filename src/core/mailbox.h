@@ -1,0 +1,94 @@
+// Mailbox: the queue in front of a lane's threads. Producers never lock: a push is one
+// atomic exchange and one store (Dmitry Vyukov's intrusive multi-producer queue). The
+// consumer side is serialised by a token held only while a node is unlinked or while a
+// canceller walks the queue — never while user code runs — so several threads can
+// consume (a group of N threads) and a canceller can reach queued nodes while the lane's
+// thread is blocked in a method forever.
+//
+// Thread safety: push() from any thread. pop(), for_each_queued() need the token
+// (ConsumerToken). Memory ordering: push publishes a node with a release store of its
+// predecessor's next; the consumer reads next with acquire. The token's acquire/release
+// orders everything consumers and cancellers do to nodes still queued.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+namespace tether {
+
+struct MailboxNode {
+  std::atomic<MailboxNode*> next{nullptr};
+};
+
+class Mailbox {
+ public:
+  Mailbox() noexcept : tail_(&stub_), head_(&stub_) {}
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+
+  // push: appends n (the caller gives up n until it is popped). Wait-free but for the
+  // exchange; seq_cst so that a consumer about to park sees it (see Lane).
+  void push(MailboxNode* n) noexcept {
+    n->next.store(nullptr, std::memory_order_relaxed);
+    MailboxNode* prev = tail_.exchange(n, std::memory_order_seq_cst);
+    prev->next.store(n, std::memory_order_release);
+  }
+
+  // ConsumerToken: holds the consumer side for its lifetime (a short spin, never held
+  // across user code).
+  class ConsumerToken {
+   public:
+    explicit ConsumerToken(Mailbox& m) noexcept : m_(m) {
+      while (m_.token_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+    }
+    ~ConsumerToken() { m_.token_.clear(std::memory_order_release); }
+    ConsumerToken(const ConsumerToken&) = delete;
+    ConsumerToken& operator=(const ConsumerToken&) = delete;
+
+   private:
+    Mailbox& m_;
+  };
+
+  // pop: the oldest node, or null when empty or when a push is half done (retry soon).
+  [[nodiscard]] MailboxNode* pop(const ConsumerToken&) noexcept {
+    MailboxNode* head = head_;
+    MailboxNode* next = head->next.load(std::memory_order_acquire);
+    if (head == &stub_) {
+      if (next == nullptr) return nullptr;
+      set_head(next);
+      head = next;
+      next = next->next.load(std::memory_order_acquire);
+    }
+    if (next != nullptr) {
+      set_head(next);
+      return head;
+    }
+    if (tail_.load(std::memory_order_acquire) != head) return nullptr;  // a push is linking
+    push(&stub_);
+    next = head->next.load(std::memory_order_acquire);
+    if (next != nullptr) {
+      set_head(next);
+      return head;
+    }
+    return nullptr;
+  }
+
+  // for_each_queued: calls f(node) for every node still queued, oldest first. Nodes
+  // being linked by an unfinished push may be missed.
+  template <class F>
+  void for_each_queued(const ConsumerToken&, F&& f) {
+    for (MailboxNode* n = head_; n != nullptr; n = n->next.load(std::memory_order_acquire)) {
+      if (n != &stub_) f(n);
+    }
+  }
+
+ private:
+  void set_head(MailboxNode* n) noexcept { head_ = n; }
+
+  alignas(64) std::atomic<MailboxNode*> tail_;  // producers
+  alignas(64) MailboxNode* head_;               // consumers, under the token
+  std::atomic_flag token_ = ATOMIC_FLAG_INIT;
+  MailboxNode stub_;
+};
+
+}  // namespace tether
