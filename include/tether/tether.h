@@ -393,10 +393,11 @@ TETHER_API tether_status tether_runner_live_threads(tether_runner r, size_t *out
  * A terminal scope is left unchanged (TETHER_OK). Returns TETHER_E_INVALID_HANDLE. */
 TETHER_API tether_status tether_runner_cancel(tether_runner r);
 
-/* tether_runner_release: cancels, waits until EVERY thread of the scope has ended and been
- * joined, then ends the handle and frees the runner (and a result not taken, by its drop).
- * From the inside it behaves as tether_runner_release_nowait. Waiters on the handle return
- * TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE for a bad handle. */
+/* tether_runner_release: cancels and ends the handle at once (waiters on it return
+ * TETHER_E_INVALID_HANDLE, and see the stop requested), then waits until EVERY thread of
+ * the scope has ended and been joined, and frees the runner (a result not taken goes to
+ * its drop). From the inside it behaves as tether_runner_release_nowait.
+ * Returns TETHER_E_INVALID_HANDLE for a bad handle. */
 TETHER_API tether_status tether_runner_release(tether_runner r);
 
 /* tether_runner_release_nowait: cancels and ends the handle at once; the library's control

@@ -18,11 +18,15 @@ class Actor::CtorCall : public Call {
   void run(Lane& lane) noexcept override {
     void* state = nullptr;
     ErrorPtr err;
+    std::shared_ptr<Scope> nested;
     {
       Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
-      if (task.lazy_scope()) task.lazy_scope()->finish_call(err);  // nested threads run on, unwaited
+      if (task.lazy_scope()) {  // nested threads run on; the actor waits for them before its end
+        task.lazy_scope()->finish_call(err);
+        nested = task.lazy_scope();
+      }
     }
     if (err) {
       actor_.ctor_error_ = std::move(err);
@@ -33,7 +37,7 @@ class Actor::CtorCall : public Call {
       actor_.life_.store(Life::Alive, std::memory_order_release);
     }
     for (Group& g : actor_.groups_) g.lane->open();
-    actor_.give_hold();
+    actor_.give_hold_when_done(nested.get());
   }
 
   void cancel() noexcept override {  // stopped with CANCEL before it ran: never constructed
@@ -61,11 +65,15 @@ class Actor::MethodCall : public Call {
       fail_dead();
     } else if (future_) {
       run_with_future(lane);
+      actor_.give_hold_when_done(future_.get());
+      return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
       arg_.reset();
       settle_fire_and_forget(task, std::move(err), ledger, actor_.shared_from_this());
+      actor_.give_hold_when_done(task.lazy_scope().get());
+      return;
     }
     actor_.give_hold();
   }
@@ -271,6 +279,19 @@ void Actor::give_hold() noexcept {
   default_lane_->push(dtor_call_.release());
 }
 
+void Actor::give_hold_when_done(Scope* call) noexcept {
+  // A call's nested threads may still run after its method returned: the actor (its
+  // state, its destructor) waits for them too.
+  if (call != nullptr && call->state() < TETHER_SUCCEEDED) {
+    try {
+      call->on_done([](void* actor) { static_cast<Actor*>(actor)->give_hold(); }, UserArg(this, nullptr));
+      return;
+    } catch (...) {  // no memory to wait: give it back now rather than never
+    }
+  }
+  give_hold();
+}
+
 void Actor::start_stop(bool cancel) {
   bool first = false;
   bool cancel_now = false;
@@ -317,12 +338,12 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 }
 
 void Actor::release(bool wait) {
+  start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {
     std::lock_guard lock(mutex_);
     handle_ended_ = true;
   }
   cv_.notify_all();
-  start_stop(/*cancel=*/false);
   if (!wait || is_inside() || ControlThread::is_current()) {
     group_threads_->orphan();
     return;

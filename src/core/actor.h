@@ -92,6 +92,7 @@ class Actor : public std::enable_shared_from_this<Actor> {
   explicit Actor(Options options);
   void take_hold() noexcept { holds_.fetch_add(1, std::memory_order_seq_cst); }
   void give_hold() noexcept;  // the last one queues the destructor
+  void give_hold_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
   void start_stop(bool cancel);
   [[nodiscard]] ErrorPtr dead_error() const;
 

@@ -21,8 +21,8 @@ uint64_t start_runner(Scope::Options options, tether_fn target, UserArg arg) {
 
 void release_runner(uint64_t id, bool wait) {
   std::shared_ptr<Scope> scope = HandleTable::instance().take<Scope>(Kind::Runner, id);
+  scope->cancel();      // first, so whoever the end of the handle wakes already sees the stop
   scope->end_handle();
-  scope->cancel();
   if (wait && !scope->is_inside() && !ControlThread::is_current()) {
     scope->join_threads();
   } else {

@@ -78,7 +78,8 @@ typedef struct stopper {
   event started;
   counter saw_stop;     /* 1 once the stop request was seen */
   const char *fail_msg; /* non-NULL: fail with user_code 3 and this message once stopped */
-  counter result_drops; /* the target sets a result; its drop counts here */
+  counter result_drops; /* it sets a result; the result's drop counts here */
+  tether_status want_set_result; /* OK for a target; WRONG_STATE for a nested thread */
 } stopper;
 
 static inline void stopper_init(stopper *s) {
@@ -87,6 +88,7 @@ static inline void stopper_init(stopper *s) {
   counter_init(&s->saw_stop);
   counter_init(&s->result_drops);
   s->fail_msg = NULL;
+  s->want_set_result = TETHER_OK;
 }
 
 static inline void stopper_destroy(stopper *s) {
@@ -101,7 +103,7 @@ static inline tether_status stopper_fn(tether_task *t, void *arg) {
   event_set(&s->started);
   if (!wait_stop(t)) harness_fail(__FILE__, __LINE__, "stopper: stop never requested");
   counter_set(&s->saw_stop, 1);
-  CHECK_ST(tether_task_set_result(t, &s->result_drops, count_drop), TETHER_OK);
+  CHECK_ST(tether_task_set_result(t, &s->result_drops, count_drop), s->want_set_result);
   if (s->fail_msg) return tether_task_fail(t, 3, s->fail_msg);
   return TETHER_OK;
 }

@@ -16,6 +16,12 @@
 #ifndef TETHER_C_HARNESS_H
 #define TETHER_C_HARNESS_H
 
+/* Each test file defines _POSIX_C_SOURCE (or _GNU_SOURCE) before its first include: the
+ * harness needs clock_gettime, pthread_condattr_setclock and sysconf. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#  error "define _POSIX_C_SOURCE 200809L (or _GNU_SOURCE) before including harness.h"
+#endif
+
 #include <tether/tether.h>
 
 #include <errno.h>

@@ -2,6 +2,7 @@
  * test_nested.c — nested threads (tether_task_spawn): their errors fail the scope at once,
  * in order, and the scope waits for them before it can succeed.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "fixtures.h"
 
 /* ---- a nested thread fails while the target is still blocked ---------------------------- */
@@ -166,7 +167,6 @@ TEST(nested_errors_in_order) {
   }
   CHECK_ST(tether_runner_start(NULL, spawn_three, &c, count_drop, &r), TETHER_OK);
   for (i = 0; i < 3; i++) CHECK(event_wait(&c.n[i].started, T_LONG));
-  for (i = 0; i < 3; i++) CHECK_ST(c.spawn_st[i], TETHER_OK);
 
   /* Release one at a time; each error is recorded before the next thread may fail. */
   for (i = 0; i < 3; i++) {
@@ -176,6 +176,7 @@ TEST(nested_errors_in_order) {
     first_error_is_n1(r);
   }
   CHECK_ST(tether_runner_join_all(r, T_LONG), TETHER_OK);
+  for (i = 0; i < 3; i++) CHECK_ST(c.spawn_st[i], TETHER_OK); /* read once the target ended */
   CHECK_EQ(tether_runner_error_count(r), 3);
   for (i = 0; i < 3; i++) first_error_is_n1(r); /* stable across reads */
   for (i = 0; i < 3; i++)

@@ -6,6 +6,7 @@
  * misuse cases have no direct C form (there is no runner before start, and every start
  * makes a new one); their C equivalents are a null handle and a result taken early or twice.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "fixtures.h"
 
 /* ---- test_successful_return: the target's value is available after join --------------- */
@@ -131,9 +132,11 @@ static tether_status nested_raise(tether_task *t, void *arg) {
   return st;
 }
 
+static void nested_ctx_drop(void *arg) { counter_add(&((nested_ctx *)arg)->nested_drops, 1); }
+
 static tether_status nested_target(tether_task *t, void *arg) {
   nested_ctx *c = (nested_ctx *)arg;
-  c->spawn_status = tether_task_spawn(t, "nested", nested_raise, &c->nested_drops, count_drop);
+  c->spawn_status = tether_task_spawn(t, "nested", nested_raise, c, nested_ctx_drop);
   /* Ray's target joins its thread; here the nested thread signals before returning. */
   CHECK(event_wait(&c->nested_done, T_LONG));
   return TETHER_OK;
