@@ -186,7 +186,8 @@ BENCHMARK(BM_Baseline_StartJoinEmpty)->UseRealTime();
 // Per iteration (setup outside the measured window):
 //   1. start the scope; its target spawns a nested thread and returns;
 //   2. the benchmark thread waits until the nested thread is parked on the go-signal and
-//      only it is still running;
+//      the target's OS thread has exited (so neither its exit nor its joining by tether's
+//      control thread falls into the window);
 //   3. the benchmark thread sends go and blocks in join;
 //   4. the nested thread waits until the benchmark thread is really asleep in the kernel
 //      (BlockedInKernel below), takes t0 and fails;
@@ -211,11 +212,28 @@ bool BlockedInKernel(pid_t tid) {
   return paren != nullptr && paren[1] == ' ' && paren[2] == 'S';
 }
 
-// WaitBlocked: waits (bounded: 20 ms) until `tid` sleeps in the kernel.
-void WaitBlocked(pid_t tid) {
+// WaitBlocked: waits (bounded: 20 ms) until `tid` sleeps in the kernel; false if it did
+// not within the bound. It naps between two looks rather than spinning: on a 2-core machine
+// a spinning poller (each look is 3 syscalls) takes the CPU the joiner needs to get there.
+bool WaitBlocked(pid_t tid) {
   const int64_t deadline = NowNs() + 20'000'000;
-  while (!BlockedInKernel(tid) && NowNs() < deadline) {
+  while (!BlockedInKernel(tid)) {
+    if (NowNs() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  return true;
+}
+
+// WaitThreadGone: waits (bounded: 20 ms) until thread `tid` of this process has exited,
+// then lets whatever its exit woke up (a joiner) settle for a moment.
+void WaitThreadGone(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d", static_cast<int>(tid));
+  const int64_t deadline = NowNs() + 20'000'000;
+  while (::access(path, F_OK) == 0 && NowNs() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 // FailureRendezvous: what the benchmark thread and the nested thread share per iteration.
@@ -225,6 +243,8 @@ struct FailureRendezvous {
   bool ready = false;  // guarded by mu: the nested thread is parked on `go`
   bool go = false;     // guarded by mu
   pid_t joiner_tid = 0;
+  std::atomic<pid_t> target_tid{0};
+  bool joiner_parked = false;     // written before t0_ns, read after join returns
   std::atomic<int64_t> t0_ns{0};  // the failure's timestamp
 
   void SignalReady() {
@@ -251,7 +271,7 @@ struct FailureRendezvous {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [this] { return go; });
     }
-    WaitBlocked(joiner_tid);
+    joiner_parked = WaitBlocked(joiner_tid);
     t0_ns.store(NowNs(), std::memory_order_release);
   }
 };
@@ -263,9 +283,11 @@ class LatencyRecorder {
   explicit LatencyRecorder(benchmark::State &state) : state_(state) {
     samples_.reserve(static_cast<size_t>(state.max_iterations));
   }
-  void Record(int64_t ns) {
+  void Record(const FailureRendezvous &rv) {
+    const int64_t ns = NowNs() - rv.t0_ns.load(std::memory_order_acquire);
     samples_.push_back(static_cast<double>(ns));
     state_.SetIterationTime(static_cast<double>(ns) * 1e-9);
+    if (!rv.joiner_parked) ++unparked_;
   }
   ~LatencyRecorder() {
     if (samples_.empty()) return;
@@ -276,6 +298,8 @@ class LatencyRecorder {
     };
     state_.counters["p50_us"] = at(0.50);
     state_.counters["p99_us"] = at(0.99);
+    // Iterations where the failure came before join was seen asleep (should stay 0).
+    if (unparked_ > 0) state_.counters["unparked"] = static_cast<double>(unparked_);
   }
   LatencyRecorder(const LatencyRecorder &) = delete;
   LatencyRecorder &operator=(const LatencyRecorder &) = delete;
@@ -283,7 +307,14 @@ class LatencyRecorder {
  private:
   benchmark::State &state_;
   std::vector<double> samples_;
+  int64_t unparked_ = 0;
 };
+
+// kFailureIterations: fixed, because Google Benchmark sizes a run by its MEASURED time:
+// with a few microseconds of manual time per iteration against ~1 ms of setup, the default
+// 0.5 s of manual time would mean minutes per run. 2000 samples keep a stable median and a
+// meaningful p99 at a few seconds per run.
+constexpr benchmark::IterationCount kFailureIterations = 2000;
 
 tether_status FailingUpload(tether_task *t, void *arg) {
   auto *rv = static_cast<FailureRendezvous *>(arg);
@@ -293,6 +324,7 @@ tether_status FailingUpload(tether_task *t, void *arg) {
 }
 
 tether_status SpawningTarget(tether_task *t, void *arg) {
+  static_cast<FailureRendezvous *>(arg)->target_tid.store(::gettid());
   return tether_task_spawn(t, "upload-1", FailingUpload, arg, nullptr);
 }
 
@@ -306,18 +338,18 @@ void BM_Tether_NestedFailureToJoin(benchmark::State &state) {
     Check(tether_runner_start(nullptr, SpawningTarget, &rv, nullptr, &r), TETHER_OK,
           "tether_runner_start");
     rv.WaitReady();
-    // Let the target thread finish so only the nested thread is live in the window.
+    // Let the target finish so only the nested thread is live in the window.
     for (;;) {
       size_t live = 0;
       Check(tether_runner_live_threads(r, &live), TETHER_OK, "tether_runner_live_threads");
       if (live <= 1) break;
       std::this_thread::yield();
     }
+    WaitThreadGone(rv.target_tid.load());
 
     rv.SignalGo();
     Check(tether_runner_join(r, -1), TETHER_OK, "tether_runner_join");
-    const int64_t t1 = NowNs();
-    latencies.Record(t1 - rv.t0_ns.load(std::memory_order_acquire));
+    latencies.Record(rv);  // t1 - t0, t1 taken first thing
 
     int32_t st = TETHER_RUNNING;
     Check(tether_runner_poll(r, &st), TETHER_OK, "tether_runner_poll");
@@ -330,7 +362,7 @@ void BM_Tether_NestedFailureToJoin(benchmark::State &state) {
     Check(tether_runner_release(r), TETHER_OK, "tether_runner_release");
   }
 }
-BENCHMARK(BM_Tether_NestedFailureToJoin)->UseManualTime();
+BENCHMARK(BM_Tether_NestedFailureToJoin)->UseManualTime()->Iterations(kFailureIterations);
 
 void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
   const pid_t self = ::gettid();
@@ -341,6 +373,7 @@ void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
     {
       BaselineScope scope;
       scope.start([&rv](BaselineScope &s) {
+        rv.target_tid.store(::gettid());
         s.spawn([&rv](BaselineScope &nested) {
           rv.SignalReady();
           rv.WaitGoThenStamp();
@@ -350,11 +383,11 @@ void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
       });
       rv.WaitReady();
       scope.wait_live(1);  // the target has returned; only the nested thread is live
+      WaitThreadGone(rv.target_tid.load());
 
       rv.SignalGo();
       scope.join();
-      const int64_t t1 = NowNs();
-      latencies.Record(t1 - rv.t0_ns.load(std::memory_order_acquire));
+      latencies.Record(rv);  // t1 - t0, t1 taken first thing
 
       if (!scope.failed()) {
         state.SkipWithError("the baseline scope did not fail");
@@ -364,7 +397,7 @@ void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
     }  // ~BaselineScope joins both threads
   }
 }
-BENCHMARK(BM_Baseline_NestedFailureToJoin)->UseManualTime();
+BENCHMARK(BM_Baseline_NestedFailureToJoin)->UseManualTime()->Iterations(kFailureIterations);
 
 }  // namespace
 

@@ -28,7 +28,7 @@
 
 #define TRAIN_STEPS 20
 #define UPLOAD_STEP 2
-#define STEP_MS 40            /* one training step */
+#define STEP_MS 100           /* one training step */
 #define UPLOAD_MS 20          /* how long the upload runs before the disk is full */
 #define POLL_JOIN_MS 50       /* the controller's wait between two polls */
 #define MAX_POLLS 100         /* 100 x 50 ms: give up after 5 s */
@@ -117,11 +117,11 @@ static tether_status trainer(tether_task *t, void *arg) {
 
 static const char *state_name(int32_t s) {
   switch (s) {
-    case TETHER_PENDING: return "PENDING";
-    case TETHER_RUNNING: return "RUNNING";
-    case TETHER_SUCCEEDED: return "SUCCEEDED";
-    case TETHER_FAILED: return "FAILED";
-    case TETHER_CANCELLED: return "CANCELLED";
+    case TETHER_PENDING: return "TETHER_PENDING";
+    case TETHER_RUNNING: return "TETHER_RUNNING";
+    case TETHER_SUCCEEDED: return "TETHER_SUCCEEDED";
+    case TETHER_FAILED: return "TETHER_FAILED";
+    case TETHER_CANCELLED: return "TETHER_CANCELLED";
     default: return "?";
   }
 }
@@ -212,7 +212,8 @@ int main(void) {
   pthread_mutex_lock(&d.mu);
   stopped_at = d.stopped_at;
   pthread_mutex_unlock(&d.mu);
-  say("controller: all threads ended: %zu live, %zu error(s) recorded", live, count);
+  say("controller: trainer stopped at step %d/%d; %zu threads live, %zu error(s) recorded",
+      stopped_at, TRAIN_STEPS, live, count);
   check(live == 0, "no live thread after join_all");
   check(count == 1, "exactly one error recorded");
   check(stopped_at > 0 && stopped_at < TRAIN_STEPS, "the trainer stopped early");

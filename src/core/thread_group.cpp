@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/control_thread.h"
@@ -30,17 +31,23 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// ExitNotice: a thread_local armed first thing on every library thread. C++ destroys
-// thread_locals in reverse order of construction, so its destructor runs after those of
-// every thread_local the user's code created later on this thread: the owner hears of
-// the exit only once the thread's own work, its destructors included, is done.
-struct ExitNotice {
-  std::shared_ptr<ThreadExitHook> hook;
-  ~ExitNotice() {
-    if (hook) hook->exited(pthread_self());
-  }
-};
-thread_local ExitNotice t_exit_notice;
+// The exit notice: a pthread key whose destructor tells the thread's owner it exited.
+// glibc runs key destructors after every C++ thread_local destructor of the thread, so
+// the owner hears of the exit only once the thread's own work, its destructors included,
+// is done. (A key is also much cheaper per thread than a C++ thread_local with a
+// destructor, which registers through the loader's lock.)
+void on_thread_exit(void* raw) {
+  auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
+  (*hook)->exited(pthread_self());
+  delete hook;
+}
+
+pthread_key_t make_exit_key() {
+  pthread_key_t key;
+  if (pthread_key_create(&key, &on_thread_exit) != 0) std::abort();  // at load: no keys left
+  return key;
+}
+const pthread_key_t g_exit_key = make_exit_key();
 
 struct StartData {
   std::string os_name;
@@ -50,7 +57,7 @@ struct StartData {
 
 void* thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  t_exit_notice.hook = std::move(start->on_exit);
+  if (start->on_exit) pthread_setspecific(g_exit_key, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
   pthread_setname_np(pthread_self(), start->os_name.c_str());
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
@@ -156,8 +163,8 @@ void ThreadGroup::exited(pthread_t self) noexcept {
     --running_;
     exited_.push_back(self);
     if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
-    cv_.notify_all();
   }
+  cv_.notify_all();  // unlocked: a woken join_all need not block on mutex_ at once
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
