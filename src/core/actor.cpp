@@ -37,13 +37,13 @@ class Actor::CtorCall : public Call {
       actor_.life_.store(Life::Alive, std::memory_order_release);
     }
     for (Group& g : actor_.groups_) g.lane->open();
-    actor_.give_hold_when_done(nested.get());
+    actor_.settle_when_done(nested.get());
   }
 
   void cancel() noexcept override {  // stopped with CANCEL before it ran: never constructed
     arg_.reset();
     for (Group& g : actor_.groups_) g.lane->open();
-    actor_.give_hold();
+    actor_.settle();
   }
 
  private:
@@ -65,17 +65,17 @@ class Actor::MethodCall : public Call {
       fail_dead();
     } else if (future_) {
       run_with_future(lane);
-      actor_.give_hold_when_done(future_.get());
+      actor_.settle_when_done(future_.get());
       return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_});
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
       arg_.reset();
-      settle_fire_and_forget(task, std::move(err), ledger, actor_.shared_from_this());
-      actor_.give_hold_when_done(task.lazy_scope().get());
+      settle_fire_and_forget(task, std::move(err), ledger, actor_);
+      actor_.settle_when_done(task.lazy_scope().get());
       return;
     }
-    actor_.give_hold();
+    actor_.settle();
   }
 
   void cancel() noexcept override {
@@ -83,7 +83,7 @@ class Actor::MethodCall : public Call {
     actor_.ledger_.cancelled();
     arg_.reset();
     if (future_) future_->cancel();
-    actor_.give_hold();
+    actor_.settle();
   }
 
  private:
@@ -191,7 +191,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     undo();
     throw;
   }
-  actor->take_hold();  // the constructor's
+  actor->accept();  // the constructor is a call too
   actor->default_lane_->push(new CtorCall(*actor, ctor, std::move(ctor_arg)));
   return actor->handle_;
 }
@@ -208,14 +208,14 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
       throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
     }
   }
-  take_hold();  // before the stopped_ check: see the class comment
-  struct HoldGuard {
+  accept();  // before the stopped_ check: see the class comment
+  struct Refusal {
     Actor* actor;
-    bool keep = false;
-    ~HoldGuard() {
-      if (!keep) actor->give_hold();
+    bool accepted = false;
+    ~Refusal() {
+      if (!accepted) actor->settle();
     }
-  } hold{this};
+  } refusal{this};
   if (life_.load(std::memory_order_acquire) == Life::Dead) {
     ledger_.reject();
     ErrorPtr cause = dead_error()->cause;
@@ -253,7 +253,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     ledger_.leave();
     throw;
   }
-  hold.keep = true;  // the call gives it back once it has run or been cancelled
+  refusal.accepted = true;  // the call settles once it has run, failed or been cancelled
   lane->push(c);
   return future;
 }
@@ -271,25 +271,29 @@ int32_t Actor::state(ErrorPtr* cause) const {
   return stopped_.load(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
 }
 
-void Actor::give_hold() noexcept {
-  if (holds_.fetch_sub(1, std::memory_order_seq_cst) != 1) return;
-  // The last hold: every call is settled and a stop has started. A call refused after
-  // the stop takes and gives back a hold too, so only the first zero queues the end.
+void Actor::settle() noexcept {
+  settled_.fetch_add(1, std::memory_order_seq_cst);
+  if (stopped_.load(std::memory_order_seq_cst)) finish_if_idle();
+}
+
+void Actor::finish_if_idle() noexcept {
+  const uint64_t settled = settled_.load(std::memory_order_seq_cst);  // first: see the class comment
+  if (settled != accepted_.load(std::memory_order_seq_cst)) return;
   if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
   default_lane_->push(dtor_call_.release());
 }
 
-void Actor::give_hold_when_done(Scope* call) noexcept {
+void Actor::settle_when_done(Scope* call) noexcept {
   // A call's nested threads may still run after its method returned: the actor (its
   // state, its destructor) waits for them too.
   if (call != nullptr && call->state() < TETHER_SUCCEEDED) {
     try {
-      call->on_done([](void* actor) { static_cast<Actor*>(actor)->give_hold(); }, UserArg(this, nullptr));
+      call->on_done([](void* actor) { static_cast<Actor*>(actor)->settle(); }, UserArg(this, nullptr));
       return;
-    } catch (...) {  // no memory to wait: give it back now rather than never
+    } catch (...) {  // no memory to wait: settle now rather than never
     }
   }
-  give_hold();
+  settle();
 }
 
 void Actor::start_stop(bool cancel) {
@@ -312,7 +316,7 @@ void Actor::start_stop(bool cancel) {
     default_lane_->cancel_queued(mine);
     for (Group& g : groups_) g.lane->cancel_queued(mine);
   }
-  if (first) give_hold();  // the alive hold
+  if (first) finish_if_idle();
 }
 
 bool Actor::is_inside() const noexcept {

@@ -2,13 +2,15 @@
 // methods on that thread and on the threads of its named concurrency groups, and
 // finally freed by a destructor on the default thread. The actor never moves.
 //
-// Lifetime of the work: every accepted call (the constructor included) takes a hold in
-// holds_, given back once the call has run, failed or been cancelled; the actor's own
-// "alive" hold is given back when a stop starts. The destructor is queued on the
-// default thread by whoever gives back the last hold: after every call accepted before
-// the stop, on every group. A call takes its hold BEFORE it checks stopped_, and a stop
-// sets stopped_ BEFORE it gives back the alive hold (both seq_cst), so no call can slip
-// in after the destructor is queued.
+// Lifetime of the work: every call is counted when accepted (accepted_, on the callers'
+// cache line) and when settled — run, failed or cancelled (settled_, on the execution
+// threads' line); the constructor counts as a call. The destructor is queued on the
+// default thread, once, by whoever first sees a started stop with settled_ equal to
+// accepted_. A call counts itself accepted BEFORE it checks stopped_, and a stop sets
+// stopped_ BEFORE it compares the counts (all seq_cst), so a call either sees the stop
+// and is refused (settling itself) or is counted before the comparison: none slips in
+// after the destructor is queued. settled_ is read before accepted_, and a call is always
+// accepted before it settles, so equal counts mean nothing was in flight in between.
 //
 // Thread safety: every public member may be called from any thread. mutex_ guards the
 // stop's bookkeeping (marked); life_, stopped_ and cancel_ are atomics. state_ptr_ is
@@ -90,9 +92,10 @@ class Actor : public std::enable_shared_from_this<Actor> {
   };
 
   explicit Actor(Options options);
-  void take_hold() noexcept { holds_.fetch_add(1, std::memory_order_seq_cst); }
-  void give_hold() noexcept;  // the last one queues the destructor
-  void give_hold_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
+  void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
+  void settle() noexcept;                        // may queue the destructor
+  void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
+  void finish_if_idle() noexcept;               // queues the destructor if stopped and idle
   void start_stop(bool cancel);
   [[nodiscard]] ErrorPtr dead_error() const;
 
@@ -113,9 +116,10 @@ class Actor : public std::enable_shared_from_this<Actor> {
   bool constructed_ = false;   // likewise; read by the destructor call
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
-  std::atomic<int64_t> holds_{1};    // the alive hold + every accepted call
+  alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
+  alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
   std::atomic<bool> dtor_queued_{false};
-  std::unique_ptr<DtorCall> dtor_call_;  // pushed by the last give_hold
+  std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -7,32 +7,33 @@ namespace tether {
 
 int32_t CallLedger::admit(Deadline deadline) {
   if (capacity_ == 0) {
-    queued_.fetch_add(1, std::memory_order_relaxed);
+    admitted_.fetch_add(1, std::memory_order_relaxed);
     return TETHER_OK;
   }
-  uint64_t n = queued_.load(std::memory_order_relaxed);
   for (;;) {
-    while (n < capacity_) {
-      if (queued_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return TETHER_OK;
-    }
+    // Bounded: take the slot, then check; give it back if that overfilled the queue. Two
+    // producers racing for the last slot may both give back (and one retries or waits),
+    // never both keep it.
+    admitted_.fetch_add(1, std::memory_order_seq_cst);
+    if (queued() <= capacity_) return TETHER_OK;
+    admitted_.fetch_sub(1, std::memory_order_seq_cst);
     if (deadline.never_blocks()) {
       reject();
       return TETHER_E_QUEUE_FULL;
     }
     std::unique_lock lock(mutex_);
     room_waiters_.fetch_add(1, std::memory_order_seq_cst);
-    const bool room = deadline.wait(room_, lock, [&] { return queued_.load(std::memory_order_seq_cst) < capacity_; });
+    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_; });
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
     if (!room) {
       reject();
       return TETHER_E_TIMEOUT;
     }
-    n = queued_.load(std::memory_order_relaxed);
   }
 }
 
 void CallLedger::leave() noexcept {
-  queued_.fetch_sub(1, std::memory_order_seq_cst);
+  left_.fetch_add(1, std::memory_order_seq_cst);
   if (capacity_ != 0 && room_waiters_.load(std::memory_order_seq_cst) != 0) {
     { std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees the change
     room_.notify_all();
@@ -57,7 +58,7 @@ ErrorPtr CallLedger::kept_error(size_t i) const {
 void CallLedger::fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const {
   tether_executor_stats full{};
   full.struct_size = static_cast<uint32_t>(size);
-  full.queued = queued_.load(std::memory_order_relaxed);
+  full.queued = queued();
   full.completed = completed_.load(std::memory_order_relaxed);
   full.failed = failed_.load(std::memory_order_relaxed);
   full.cancelled = cancelled_.load(std::memory_order_relaxed);

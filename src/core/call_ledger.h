@@ -3,7 +3,10 @@
 // calls (the first 64 kept, the rest counted), so no failure is silently lost.
 //
 // Thread safety: every member may be called from any thread. Counters are relaxed
-// atomics (statistics); mutex_ guards errors_ and the capacity wait.
+// atomics (statistics); mutex_ guards errors_ and the capacity wait. Producers write only
+// admitted_, the threads that run calls only the counters after it, on another cache
+// line: a fire-and-forget call does not bounce a line between the two sides. queued is
+// admitted_ - left_.
 #pragma once
 
 #include <atomic>
@@ -46,12 +49,19 @@ class CallLedger {
   void fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const;
 
  private:
-  const size_t capacity_;  // 0: unbounded
-  std::atomic<uint64_t> queued_{0};
-  std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, rejected_{0}, errors_dropped_{0};
-  std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
+  [[nodiscard]] uint64_t queued() const noexcept {
+    const uint64_t left = left_.load(std::memory_order_seq_cst);  // before admitted_: never negative
+    return admitted_.load(std::memory_order_seq_cst) - left;
+  }
 
-  mutable std::mutex mutex_;
+  const size_t capacity_;  // 0: unbounded
+  alignas(64) std::atomic<uint64_t> admitted_{0};  // producers
+  std::atomic<uint64_t> rejected_{0};
+  std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
+  alignas(64) std::atomic<uint64_t> left_{0};  // consumers and cancellers
+  std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, errors_dropped_{0};
+
+  alignas(64) mutable std::mutex mutex_;
   std::condition_variable room_;
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
 };

@@ -22,16 +22,8 @@ struct LateOutcome {
 
 }  // namespace
 
-void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep) {
+void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep) {
   const std::shared_ptr<Scope>& nested = task.lazy_scope();
-  if (!nested) {
-    if (err) {
-      ledger.fire_and_forget_failed(std::move(err));
-    } else {
-      ledger.succeeded();
-    }
-    return;
-  }
   try {
     auto* late = new LateOutcome{nested, &ledger, std::move(keep)};
     nested->on_done(&LateOutcome::notify, UserArg(late, &LateOutcome::drop));

@@ -11,10 +11,23 @@
 
 namespace tether {
 
+// settle_after_nested: a fire-and-forget call that spawned nested threads is settled
+// once they are done too; keep holds the ledger's owner alive until then.
+void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep);
+
 // settle_fire_and_forget: a fire-and-forget call's callback returned with err (null: OK).
-// If the call spawned nested threads (task.lazy_scope()), the outcome is settled when
-// they are done too; keep holds ledger's owner alive until then.
-void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep);
+// owner (the ledger's owner) is kept alive only if nested threads are still running: the
+// common case touches no reference count shared with the callers.
+template <class Owner>
+void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner& owner) {
+  if (task.lazy_scope()) {
+    settle_after_nested(task, std::move(err), ledger, owner.shared_from_this());
+  } else if (err) {
+    ledger.fire_and_forget_failed(std::move(err));
+  } else {
+    ledger.succeeded();
+  }
+}
 
 // settle_with_future: a call with a future returned with err; the future completes when
 // its nested threads are done. Counts the call's own outcome.

@@ -2,11 +2,12 @@
 
 #include "core/status_error.h"
 #include "core/thread_group.h"
+#include "core/hot_tls.h"
 
 namespace tether {
 namespace {
 
-thread_local bool t_is_control_thread = false;
+TETHER_HOT_TLS thread_local bool t_is_control_thread = false;
 
 class ControlBody : public ThreadBody {
  public:

@@ -18,6 +18,7 @@ class Deadline {
     if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
     d.forever_ = false;
     d.zero_ = timeout_ns == 0;
+    if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
     d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
     return d;
   }

@@ -36,7 +36,7 @@ class TaskCall : public Call {
     Task task(nullptr, lane.name(), /*is_target=*/true);
     ErrorPtr err = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     arg_.reset();
-    settle_fire_and_forget(task, std::move(err), ledger, executor_.shared_from_this());
+    settle_fire_and_forget(task, std::move(err), ledger, executor_);
   }
 
   void cancel() noexcept override {

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cpu_relax.h"
 #include "core/task.h"
 #include "tether/tether.h"
 
@@ -14,13 +15,6 @@ namespace {
 
 uint64_t current_tid() noexcept { return static_cast<uint64_t>(syscall(SYS_gettid)); }
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
 
 }  // namespace
 
@@ -72,11 +66,10 @@ void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
 }
 
 bool Lane::work_ready() const noexcept {
-  return open_.load(std::memory_order_acquire) && pending_.load(std::memory_order_seq_cst) > 0;
+  return open_.load(std::memory_order_acquire) && mailbox_.maybe_nonempty();
 }
 
 void Lane::push(Call* c) noexcept {
-  pending_.fetch_add(1, std::memory_order_seq_cst);
   mailbox_.push(c);
   wake_one();
 }
@@ -111,7 +104,6 @@ Call* Lane::try_pop() {
       Mailbox::ConsumerToken token(mailbox_);
       MailboxNode* n = mailbox_.pop(token);
       if (n == nullptr) return nullptr;  // a push is half linked: the caller retries
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
       c = static_cast<Call*>(n);
       if (!c->claimed_) return c;
     }
@@ -124,7 +116,7 @@ Call* Lane::next(const Deadline& deadline) {
   for (;;) {
     if (Call* c = try_pop()) return c;
     const bool closed = closed_.load(std::memory_order_acquire);
-    if (closed && pending_.load(std::memory_order_acquire) == 0) return nullptr;
+    if (closed && !mailbox_.maybe_nonempty()) return nullptr;
     if (work_ready()) {  // a producer is between its exchange and its link
       std::this_thread::yield();
       continue;
@@ -133,8 +125,9 @@ Call* Lane::next(const Deadline& deadline) {
     if (!deadline.forever() && now >= deadline.at()) return nullptr;
     auto spin_until = now + std::chrono::nanoseconds(options_.idle_spin_ns);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
+    SpinWait spin;
     while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
-      for (int i = 0; i < 64; ++i) cpu_relax();
+      spin.once();
     }
     if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
     std::unique_lock lock(mutex_);

@@ -3,8 +3,8 @@
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked): a consumer with nothing to do spins for idle_spin_ns, then
-// registers in sleepers_ and re-checks pending_ under mutex_ before waiting on cv_. A
-// producer bumps pending_ before it pushes, then reads sleepers_; both are seq_cst, so
+// registers in sleepers_ and re-checks the mailbox under mutex_ before waiting on cv_. A
+// producer's push exchanges the mailbox tail, then it reads sleepers_; both are seq_cst, so
 // either the consumer sees the work or the producer sees the sleeper and notifies
 // (taking mutex_ first, so the notify cannot fall between check and wait).
 //
@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/call_pool.h"
 #include "core/deadline.h"
 #include "core/mailbox.h"
 #include "core/thread_group.h"
@@ -34,6 +35,10 @@ class Call : public MailboxNode {
  public:
   explicit Call(const void* owner) noexcept : owner_(owner) {}
   virtual ~Call() = default;
+
+  // Calls come from the CallPool: a steady stream of them allocates nothing.
+  static void* operator new(size_t size) { return CallPool::allocate(size); }
+  static void operator delete(void* p) noexcept { CallPool::free(p); }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
@@ -114,7 +119,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
   const Options options_;
   Mailbox mailbox_;
-  alignas(64) std::atomic<size_t> pending_{0};  // pushed, not yet popped
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};

@@ -23,6 +23,15 @@ struct MailboxNode {
 class Mailbox {
  public:
   Mailbox() noexcept : tail_(&stub_), head_(&stub_) {}
+
+  // maybe_nonempty: something is queued or being pushed. Safe without the token (it
+  // compares pointers, never follows them); seq_cst on tail_ so a consumer about to park
+  // and a producer that just pushed cannot both miss each other (see Lane).
+  [[nodiscard]] bool maybe_nonempty() const noexcept {
+    // Empty is head_ == tail_ == &stub_; a single queued node can be both head_ and tail_.
+    const MailboxNode* tail = tail_.load(std::memory_order_seq_cst);
+    return tail != &stub_ || head_.load(std::memory_order_relaxed) != &stub_;
+  }
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
 
@@ -51,7 +60,7 @@ class Mailbox {
 
   // pop: the oldest node, or null when empty or when a push is half done (retry soon).
   [[nodiscard]] MailboxNode* pop(const ConsumerToken&) noexcept {
-    MailboxNode* head = head_;
+    MailboxNode* head = head_.load(std::memory_order_relaxed);
     MailboxNode* next = head->next.load(std::memory_order_acquire);
     if (head == &stub_) {
       if (next == nullptr) return nullptr;
@@ -77,16 +86,16 @@ class Mailbox {
   // being linked by an unfinished push may be missed.
   template <class F>
   void for_each_queued(const ConsumerToken&, F&& f) {
-    for (MailboxNode* n = head_; n != nullptr; n = n->next.load(std::memory_order_acquire)) {
+    for (MailboxNode* n = head_.load(std::memory_order_relaxed); n != nullptr; n = n->next.load(std::memory_order_acquire)) {
       if (n != &stub_) f(n);
     }
   }
 
  private:
-  void set_head(MailboxNode* n) noexcept { head_ = n; }
+  void set_head(MailboxNode* n) noexcept { head_.store(n, std::memory_order_relaxed); }
 
   alignas(64) std::atomic<MailboxNode*> tail_;  // producers
-  alignas(64) MailboxNode* head_;               // consumers, under the token
+  alignas(64) std::atomic<MailboxNode*> head_;  // consumers, under the token (atomic for maybe_nonempty)
   std::atomic_flag token_ = ATOMIC_FLAG_INIT;
   MailboxNode stub_;
 };

@@ -2,18 +2,19 @@
 
 #include <cxxabi.h>
 
-#include "core/scope.h"
-
 #include <exception>
 #include <new>
 #include <typeinfo>
 
+#include "core/hot_tls.h"
+#include "core/scope.h"
+
 namespace tether {
 namespace {
 
-thread_local Task* t_current_task = nullptr;
-thread_local const void* t_thread_owner = nullptr;
-thread_local const void* t_manual_lane = nullptr;
+TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
+TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
+TETHER_HOT_TLS thread_local const void* t_manual_lane = nullptr;
 
 // Built when the library loads, for when even building an error fails: a failure is
 // never lost. Never destroyed (a process may exit while threads still use it).
