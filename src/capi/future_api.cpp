@@ -48,7 +48,8 @@ TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns)
 TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
   return guarded([&] {
     auto scope = lookup(f);
-    *require(state, "state") = scope->state();
+    require(state, "state");
+    *state = scope->state();
     return TETHER_OK;
   });
 }
@@ -57,7 +58,8 @@ TETHER_API tether_status tether_future_error(tether_future f, tether_error* out)
   if (out != nullptr) *out = tether_error{0};
   return guarded([&] {
     auto scope = lookup(f);
-    *require(out, "out") = error_handle(scope->first_error());
+    require(out, "out");
+    *out = error_handle(scope->first_error());
     return TETHER_OK;
   });
 }
@@ -66,7 +68,8 @@ TETHER_API tether_status tether_future_take_result(tether_future f, void** out) 
   if (out != nullptr) *out = nullptr;
   return guarded([&] {
     auto scope = lookup(f);
-    *require(out, "out") = scope->take_result();
+    require(out, "out");
+    *out = scope->take_result();
     return TETHER_OK;
   });
 }

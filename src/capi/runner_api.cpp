@@ -62,7 +62,8 @@ TETHER_API tether_status tether_runner_report_error(tether_runner r, int32_t cod
 TETHER_API tether_status tether_runner_poll(tether_runner r, int32_t* state) {
   return guarded([&] {
     auto scope = lookup(r);
-    *require(state, "state") = scope->state();
+    require(state, "state");
+    *state = scope->state();
     return TETHER_OK;
   });
 }
@@ -104,7 +105,8 @@ TETHER_API tether_status tether_runner_error(tether_runner r, tether_error* out)
   if (out != nullptr) *out = tether_error{0};
   return guarded([&] {
     auto scope = lookup(r);
-    *require(out, "out") = error_handle(scope->first_error());
+    require(out, "out");
+    *out = error_handle(scope->first_error());
     return TETHER_OK;
   });
 }
@@ -132,7 +134,8 @@ TETHER_API tether_status tether_runner_take_result(tether_runner r, void** out) 
   if (out != nullptr) *out = nullptr;
   return guarded([&] {
     auto scope = lookup(r);
-    *require(out, "out") = scope->take_result();
+    require(out, "out");
+    *out = scope->take_result();
     return TETHER_OK;
   });
 }
@@ -140,7 +143,8 @@ TETHER_API tether_status tether_runner_take_result(tether_runner r, void** out) 
 TETHER_API tether_status tether_runner_live_threads(tether_runner r, size_t* out) {
   return guarded([&] {
     auto scope = lookup(r);
-    *require(out, "out") = scope->live();
+    require(out, "out");
+    *out = scope->live();
     return TETHER_OK;
   });
 }

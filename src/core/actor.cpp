@@ -109,10 +109,18 @@ class Actor::MethodCall : public Call {
       dead = actor_.dead_error();
     } catch (...) {
     }
-    actor_.ledger_.failed();
     arg_.reset();
-    if (future_ && dead) future_->fail_pending(std::move(dead));
-    if (future_) future_->cancel();  // no memory for the error: it still never runs
+    if (!future_) {  // fire and forget: the failure is counted and kept like any other
+      if (dead) {
+        actor_.ledger_.fire_and_forget_failed(std::move(dead));
+      } else {
+        actor_.ledger_.failed();
+      }
+      return;
+    }
+    actor_.ledger_.failed();
+    if (dead) future_->fail_pending(std::move(dead));
+    future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
 
   Actor& actor_;  // alive: the call's hold keeps the destructor (and the end) away
@@ -133,6 +141,9 @@ class Actor::DtorCall : public Call {
   void finish() noexcept {
     if (actor_.constructed_ && actor_.dtor_ != nullptr) actor_.dtor_(actor_.state_ptr_);
     for (Group& g : actor_.groups_) g.lane->close();
+    // The actor leaves its executor before anyone hears it stopped, so a release of the
+    // executor's handle that follows the actor's release finds itself the last user.
+    actor_.executor_->drop_user(/*wait=*/false);
     std::shared_ptr<Actor> self;
     {
       std::lock_guard lock(actor_.mutex_);
@@ -140,7 +151,6 @@ class Actor::DtorCall : public Call {
       self = std::move(actor_.self_);
     }
     actor_.cv_.notify_all();
-    actor_.executor_->drop_user(/*wait=*/false);
     // self may be the last reference: the actor dies here, after its last touch.
   }
 
@@ -242,7 +252,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     if (want_future) {
       Scope::Options scope_options;
       scope_options.name = lane->name();
-      scope_options.serving_lane = lane->thread_count() == 1 ? lane : nullptr;
+      scope_options.serving_lane = lane->thread_count() <= 1 ? lane : nullptr;  // 0: a manual lane
       scope_options.owner_stop = &cancel_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
