@@ -48,20 +48,23 @@
 //    trampoline and is caught by the library at its task boundary (the run_task wrapper
 //    around every callback invocation), which records TETHER_E_EXCEPTION with what() and
 //    the demangled type name ("std::runtime_error"), or TETHER_E_UNKNOWN_EXCEPTION for a
-//    type that is not a std::exception. Why this is sound: the callback is called by C++
-//    code of the library directly through the function pointer; between the throw and the
-//    library's catch there are only C++ frames (the user's lambda, this header's
-//    trampoline, the library's invoke lambda), all built with unwind tables, and on the
-//    Itanium C++ ABI (GCC, Clang) a call through a function pointer is never assumed not to
-//    throw, whatever the pointer's language linkage. No exception ever crosses an exported
-//    tether_* function: the library's catch sits below them. Catching in the trampoline
-//    instead would lose the exception's type, which the C API has no way to record. (A port
-//    to MSVC must build the library with /EHs, not /EHsc, which assumes extern "C"
-//    functions never throw.)
+//    type that is not a std::exception. Catching in the trampoline instead would lose the
+//    type, which the C API has no way to record.
+//    Why this is sound: the library's own C++ code calls the callback directly through the
+//    function pointer, inside its catch. Between the throw and that catch there are only
+//    C++ frames (the user's lambda, this header's trampoline, the library's invoke
+//    lambda), all built with unwind tables, and on the Itanium C++ ABI (GCC, Clang) a call
+//    through a function pointer is never assumed not to throw, whatever the pointer's
+//    language linkage. No C frame and no exported tether_* function lies in between (the
+//    library's threads, tether_executor_run and a manual executor's release all reach the
+//    callback through that same catch). As for any exception crossing a shared-library
+//    boundary, the program and libtether must share one C++ runtime (the usual shared
+//    libstdc++ or libc++). A port to MSVC would have to build the library with /EHs, not
+//    /EHsc, which assumes that extern "C" functions never throw.
 //    Functions that cannot report an error are noexcept, and an exception out of them ends
-//    the program (std::terminate), as one out of a std::thread body or a destructor would:
-//    on_done notifications, the state's destructor (run on the pinned thread), and the
-//    destructors of boxed callables and results.
+//    the program (std::terminate), as one out of a destructor would: on_done
+//    notifications, the state's destructor (run on the pinned thread), and the destructors
+//    of boxed callables and results.
 //
 //  - Timeouts are std::chrono durations. A zero or negative duration never blocks (the
 //    C++ convention of wait_for, not the C API's "negative waits forever"); a huge one
@@ -551,7 +554,7 @@ class Future {
 
   // cancel: pending work never runs (its callable is destroyed before this returns);
   // running work sees Task::stop_requested; a terminal future is unchanged.
-  void cancel() {
+  void cancel() const {
     detail::require(h_.id, "tether::Future");
     detail::check(tether_future_cancel(h_));
   }
@@ -560,7 +563,7 @@ class Future {
   // completes it, or now on this thread if it already is. fn must not wait and must not
   // throw (std::terminate); it still runs if the future is released first.
   template <class F>
-  void on_done(F&& fn) {
+  void on_done(F&& fn) const {
     detail::require(h_.id, "tether::Future");
     using D = std::decay_t<F>;
     static_assert(std::is_invocable_v<D&&>, "tether::Future::on_done: fn is called with no arguments");

@@ -236,7 +236,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
-  const bool inside = current_thread_owner() == lane || current_manual_lane() == lane;
+  const bool inside = lane->is_inside();
   int32_t admitted = ledger_.admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   if (admitted != TETHER_OK) {
@@ -252,7 +252,10 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     if (want_future) {
       Scope::Options scope_options;
       scope_options.name = lane->name();
-      scope_options.serving_lane = lane->thread_count() <= 1 ? lane : nullptr;  // 0: a manual lane
+      if (lane->thread_count() <= 1) {  // 0: a manual lane
+        scope_options.serving_lane = lane;
+        scope_options.serving_lane_id = lane->id();
+      }
       scope_options.owner_stop = &cancel_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
@@ -331,7 +334,7 @@ void Actor::start_stop(bool cancel) {
 
 bool Actor::is_inside() const noexcept {
   const void* owner = current_thread_owner();
-  if (owner == default_lane_ || current_manual_lane() == default_lane_) return true;
+  if (default_lane_->is_inside()) return true;
   for (const Group& g : groups_) {
     if (owner == g.lane.get()) return true;
   }

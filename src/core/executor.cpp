@@ -88,7 +88,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
     ~UserHold() { executor->drop_user(false); }
   } hold{this};
 
-  const bool inside = current_thread_owner() == lane_.get() || current_manual_lane() == lane_.get();
+  const bool inside = lane_->is_inside();
   int32_t admitted = ledger_.admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   switch (admitted) {
@@ -109,6 +109,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       Scope::Options scope_options;
       scope_options.name = options_.name;
       scope_options.serving_lane = lane_.get();
+      scope_options.serving_lane_id = lane_->id();
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
     } else {

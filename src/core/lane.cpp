@@ -38,7 +38,16 @@ class Lane::Worker : public ThreadBody {
   std::shared_ptr<void> keepalive_;
 };
 
-Lane::Lane(Options options) : options_(std::move(options)), open_(!options_.gated) {}
+namespace {
+std::atomic<uint64_t> g_next_lane_id{1};
+}  // namespace
+
+Lane::Lane(Options options)
+    : options_(std::move(options)), id_(g_next_lane_id.fetch_add(1, std::memory_order_relaxed)), open_(!options_.gated) {}
+
+bool Lane::is_inside() const noexcept {
+  return current_thread_owner() == this || current_manual_lane() == id_;
+}
 
 Lane::~Lane() {
   // Only a manual lane nobody ran (or drained) can still hold calls here.
@@ -173,7 +182,7 @@ int32_t Lane::run_manual(Deadline deadline) {
   if (!tid_.compare_exchange_strong(none, self, std::memory_order_acq_rel) && none != self) {
     return TETHER_E_WRONG_STATE;  // another thread drives this executor
   }
-  set_current_manual_lane(this);
+  set_current_manual_lane(id_);
   if (running_manual_.exchange(true, std::memory_order_acq_rel)) return TETHER_E_WRONG_STATE;  // nested run
   const void* previous = current_thread_owner();
   set_current_thread_owner(this);

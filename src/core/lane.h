@@ -83,6 +83,11 @@ class Lane : public std::enable_shared_from_this<Lane> {
   void start(ThreadGroup& group, std::shared_ptr<void> keepalive);
 
   [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
+  // id: unique for the process's life (never reused, unlike an address).
+  [[nodiscard]] uint64_t id() const noexcept { return id_; }
+  // is_inside: the calling thread is one that runs this lane's calls (a manual lane's
+  // owner counts also outside run).
+  [[nodiscard]] bool is_inside() const noexcept;
   [[nodiscard]] size_t thread_count() const noexcept { return options_.threads; }
   [[nodiscard]] bool manual() const noexcept { return options_.threads == 0; }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return tid_.load(std::memory_order_acquire); }
@@ -118,6 +123,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   bool work_ready() const noexcept;
 
   const Options options_;
+  const uint64_t id_;
   Mailbox mailbox_;
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;

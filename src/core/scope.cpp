@@ -50,6 +50,9 @@ Scope::Scope(Options options) : options_(std::move(options)) {}
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
+  // Nobody joins a call's nested threads by hand (a future's release does not wait):
+  // the control thread joins each one once it has exited.
+  scope->threads_->orphan();
   scope->pending_arg_ = std::move(arg);
   return scope;
 }
@@ -249,7 +252,7 @@ bool Scope::is_inside() const noexcept {
   const Task* task = Task::current();
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
   if (options_.serving_lane == nullptr || state() != TETHER_PENDING) return false;
-  return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane;
+  return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane_id;
 }
 
 void Scope::join_threads() { threads_->join_all(); }

@@ -43,7 +43,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
     size_t stack_size = 0;
     // For a call: the lane whose single thread will run it. Waiting on the call from that
     // thread while it is not done is a wait on yourself.
-    const void* serving_lane = nullptr;
+    const void* serving_lane = nullptr;  // compared, never followed
+    uint64_t serving_lane_id = 0;        // the same lane's id, for a manual lane's owner
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
   };

@@ -14,7 +14,7 @@ namespace {
 
 TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
 TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
-TETHER_HOT_TLS thread_local const void* t_manual_lane = nullptr;
+TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
 // Built when the library loads, for when even building an error fails: a failure is
 // never lost. Never destroyed (a process may exit while threads still use it).
@@ -71,7 +71,7 @@ ErrorPtr exception_error(const Task& task) noexcept {
 
 const void* current_thread_owner() noexcept { return t_thread_owner; }
 void set_current_thread_owner(const void* owner) noexcept { t_thread_owner = owner; }
-const void* current_manual_lane() noexcept { return t_manual_lane; }
-void set_current_manual_lane(const void* lane) noexcept { t_manual_lane = lane; }
+uint64_t current_manual_lane() noexcept { return t_manual_lane; }
+void set_current_manual_lane(uint64_t lane_id) noexcept { t_manual_lane = lane_id; }
 
 }  // namespace tether

@@ -112,9 +112,10 @@ template <class Invoke>
 [[nodiscard]] const void* current_thread_owner() noexcept;
 void set_current_thread_owner(const void* owner) noexcept;
 
-// Manual lane: the lane of the manual executor this thread drives (set at its first run,
-// for good): outside run, this thread is still the only one that can run that lane's work.
-[[nodiscard]] const void* current_manual_lane() noexcept;
-void set_current_manual_lane(const void* lane) noexcept;
+// Manual lane: the id of the lane of the manual executor this thread drives (set at its
+// first run, for good): outside run, this thread is still the only one that can run that
+// lane's work. An id, not a pointer: it outlives the lane, and ids are never reused.
+[[nodiscard]] uint64_t current_manual_lane() noexcept;
+void set_current_manual_lane(uint64_t lane_id) noexcept;
 
 }  // namespace tether
