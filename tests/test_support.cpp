@@ -1,10 +1,12 @@
 // test_support.cpp: see test_support.h.
 #include "test_support.h"
 
+#include <dirent.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #ifndef TETHER_TEST_DEFAULT_SCALE
 #define TETHER_TEST_DEFAULT_SCALE 1
@@ -27,11 +29,18 @@ size_t scaled(size_t n) { return std::max<size_t>(1, n / static_cast<size_t>(tes
 
 bool instrumented() { return test_scale() > 1 || TETHER_TEST_DEFAULT_SCALE > 1; }
 
-void Event::set() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    set_ = true;
+void relax() {
+  if (kUnderValgrind) {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  } else {
+    std::this_thread::yield();
   }
+}
+
+// Notifying under the lock lets a waiter destroy the object as soon as it wakes.
+void Event::set() {
+  std::lock_guard<std::mutex> lk(mu_);
+  set_ = true;
   cv_.notify_all();
 }
 
@@ -46,10 +55,8 @@ bool Event::wait_for(std::chrono::nanoseconds d) const {
 }
 
 void Counter::add(int n) {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    n_ += n;
-  }
+  std::lock_guard<std::mutex> lk(mu_);
+  n_ += n;
   cv_.notify_all();
 }
 
@@ -168,6 +175,24 @@ std::string os_thread_name() {
   char buf[64] = {};
   if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
   return buf;
+}
+
+size_t threads_named(const std::string &name) {
+  size_t n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (d == nullptr) return 0;
+  while (dirent *ent = readdir(d)) {
+    if (ent->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + ent->d_name + "/comm");
+    std::string comm;
+    if (std::getline(f, comm) && comm == name) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+bool wait_threads_gone(const std::string &name, std::chrono::nanoseconds d) {
+  return wait_until([&] { return threads_named(name) == 0; }, d);
 }
 
 const char *state_name(int32_t s) {

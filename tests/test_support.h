@@ -75,6 +75,18 @@ class Counter {
 // count_drop: an arg_drop that counts: pass a Counter* as arg.
 void count_drop(void *counter);
 
+// relax: what a spin loop does between two polls. A yield, except under valgrind, whose
+// scheduler runs one thread at a time behind an unfair lock: there a spinning thread would
+// starve the threads it waits for, so it sleeps a little instead.
+void relax();
+
+// kUnderValgrind: the build runs its tests under valgrind memcheck.
+#if defined(TETHER_TEST_VALGRIND) && TETHER_TEST_VALGRIND
+inline constexpr bool kUnderValgrind = true;
+#else
+inline constexpr bool kUnderValgrind = false;
+#endif
+
 // wait_until: polls an observable condition with a bound (for facts the API only exposes by
 // polling, such as live_threads reaching 0). Returns pred()'s last value.
 template <class Pred>
@@ -173,6 +185,15 @@ Error error_at(tether_runner r, size_t i);
 
 // os_thread_name: the calling thread's OS name.
 std::string os_thread_name();
+
+// threads_named: how many threads of this process have the OS name `name` now
+// (/proc/self/task/*/comm).
+size_t threads_named(const std::string &name);
+// wait_threads_gone: process-wide quiescence after a release_nowait or a release from the
+// inside: waits (bounded) until no thread named `name` is left. A library thread posts its
+// own join to the control thread before it ends, so once it is gone from the process the
+// join is queued (and runs at the latest when the library stops at exit).
+bool wait_threads_gone(const std::string &name, std::chrono::nanoseconds d);
 
 // state_name: "RUNNING", ... for messages.
 const char *state_name(int32_t s);

@@ -1,0 +1,248 @@
+// process_helper.cpp: a small program the process tests run as a child process, one
+// scenario per mode. It reports through its exit code (0 = as the contract says) and
+// explains any finding on stderr.
+//
+//   exit-blocked         main returns while a target and a nested thread block forever
+//   exit-blocked-nowait  the same after release_nowait (the control thread is waiting)
+//   exit-join-pending    the same while another thread is blocked in tether_runner_join
+//   fork                 after fork(), every handle call in the child is TETHER_E_FORKED
+//                        (the child calls _exit); the parent's runner is unaffected
+//   fork-exit            the same, but the child ends with exit(): the library's static
+//                        teardown must not touch the parent's threads there
+//   exit-with N          exits with code N at once (what a forked test child execs)
+#include <tether/tether.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+// Forever: a wait that never ends (the predicate is never true).
+struct Forever {
+  std::mutex mu;
+  std::condition_variable cv;
+  void wait() {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [] { return false; });
+  }
+};
+
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void set() {
+    std::lock_guard<std::mutex> lk(mu);
+    open = true;
+    cv.notify_all();
+  }
+  bool wait_for(std::chrono::seconds d) {
+    std::unique_lock<std::mutex> lk(mu);
+    return cv.wait_for(lk, d, [&] { return open; });
+  }
+};
+
+// Objects the blocked threads use: never destroyed (they are still in use at exit).
+Forever *g_forever = new Forever;
+Gate *g_started = new Gate;
+Gate *g_nested_started = new Gate;
+
+tether_status blocked_nested(tether_task *, void *) {
+  g_nested_started->set();
+  g_forever->wait();
+  return TETHER_OK;
+}
+
+tether_status blocked_target(tether_task *t, void *) {
+  (void)tether_task_spawn(t, "helper-nested", blocked_nested, nullptr, nullptr);
+  g_started->set();
+  g_forever->wait();
+  return TETHER_OK;
+}
+
+int fail(const char *what) {
+  std::fprintf(stderr, "process_helper: %s\n", what);
+  return 3;
+}
+
+int exit_blocked(const std::string &mode) {
+  tether_runner_options o;
+  tether_runner_options_init(&o);
+  o.name = "helper-blocked";
+  tether_runner r{};
+  if (tether_runner_start(&o, blocked_target, nullptr, nullptr, &r) != TETHER_OK) return fail("start failed");
+  if (!g_started->wait_for(std::chrono::seconds(20))) return fail("target did not start");
+  if (!g_nested_started->wait_for(std::chrono::seconds(20))) return fail("nested did not start");
+  if (mode == "exit-blocked-nowait") {
+    if (tether_runner_release_nowait(r) != TETHER_OK) return fail("release_nowait failed");
+  } else if (mode == "exit-join-pending") {
+    Gate *joining = new Gate;
+    std::thread([r, joining] {
+      joining->set();
+      (void)tether_runner_join_all(r, -1);
+    }).detach();
+    if (!joining->wait_for(std::chrono::seconds(20))) return fail("joiner did not start");
+  }
+  return 0;  // main returns: static destructors and atexit handlers run with live threads
+}
+
+// ---------------------------------------------------------------------------------------
+// fork
+
+std::atomic<int> g_child_fn_runs{0};
+std::atomic<int> g_child_drops{0};
+tether_status child_fn(tether_task *, void *) {
+  g_child_fn_runs.fetch_add(1);
+  return TETHER_OK;
+}
+void child_drop(void *) { g_child_drops.fetch_add(1); }
+void child_notify(void *) { g_child_fn_runs.fetch_add(1); }
+
+void child_say(const char *msg) {
+  // write(2) only: the child of a multi-threaded process may not use stdio locks.
+  (void)!write(2, msg, std::strlen(msg));
+}
+
+// run_child_checks: the checks, numbered; returns the number of the first that failed.
+int run_child_checks(tether_runner r, tether_error parent_error) {
+  int check = 0;
+  auto expect_forked = [&](tether_status st, const char *what) {
+    ++check;
+    if (st != TETHER_E_FORKED) {
+      child_say("child: ");
+      child_say(what);
+      child_say(" returned ");
+      child_say(tether_status_name(st));
+      child_say(", expected TETHER_E_FORKED\n");
+      return false;
+    }
+    return true;
+  };
+  int32_t s = -1;
+  size_t n = 0;
+  tether_error e{};
+  void *out = nullptr;
+  tether_runner fresh{};
+  if (!expect_forked(tether_runner_poll(r, &s), "poll")) return check;
+  if (!expect_forked(tether_runner_join(r, 0), "join(0)")) return check;
+  if (!expect_forked(tether_runner_join(r, INT64_C(1000000000)), "join(1s)")) return check;
+  if (!expect_forked(tether_runner_join_all(r, -1), "join_all(forever)")) return check;
+  if (!expect_forked(tether_runner_live_threads(r, &n), "live_threads")) return check;
+  if (!expect_forked(tether_runner_error(r, &e), "runner_error")) return check;
+  if (!expect_forked(tether_runner_error_at(r, 0, &e), "runner_error_at")) return check;
+  if (!expect_forked(tether_runner_take_result(r, &out), "take_result")) return check;
+  if (!expect_forked(tether_runner_report_error(r, TETHER_E_TASK_FAILED, 1, "child"), "report_error"))
+    return check;
+  if (!expect_forked(tether_runner_on_done(r, child_notify, nullptr, child_drop), "on_done")) return check;
+  if (!expect_forked(tether_runner_start(nullptr, child_fn, nullptr, child_drop, &fresh), "start"))
+    return check;
+  ++check;
+  if (fresh.id != 0) {
+    child_say("child: a failed start left a non-null handle\n");
+    return check;
+  }
+  if (!expect_forked(tether_runner_cancel(r), "cancel")) return check;
+  if (!expect_forked(tether_runner_release(r), "release")) return check;
+  if (!expect_forked(tether_runner_release_nowait(r), "release_nowait")) return check;
+  if (!expect_forked(tether_runner_poll(tether_runner{0x123456789ULL}, &s), "poll(forged id)")) return check;
+  if (!expect_forked(tether_error_release(parent_error), "error_release")) return check;
+  ++check;
+  if (e.id != 0) {
+    child_say("child: an error handle was handed out\n");
+    return check;
+  }
+  ++check;
+  if (g_child_fn_runs.load() != 0 || g_child_drops.load() != 0) {
+    child_say("child: a callback or an arg_drop ran in the child\n");
+    return check;
+  }
+  ++check;
+  if (std::strcmp(tether_status_name(TETHER_E_FORKED), "TETHER_E_FORKED") != 0) {
+    child_say("child: tether_status_name does not work after fork\n");
+    return check;
+  }
+  return 0;
+}
+
+tether_status gated_target(tether_task *, void *arg) {
+  static_cast<Gate *>(arg)->wait_for(std::chrono::seconds(20));
+  return TETHER_OK;
+}
+std::atomic<int> g_parent_drops{0};
+void parent_drop(void *) { g_parent_drops.fetch_add(1); }
+tether_status failing_target(tether_task *t, void *) { return tether_task_fail(t, 1, "for fork"); }
+
+int fork_mode(bool child_exit) {
+  // An error handle taken before the fork.
+  tether_runner failed{};
+  if (tether_runner_start(nullptr, failing_target, nullptr, nullptr, &failed) != TETHER_OK) return fail("start failed");
+  if (tether_runner_join_all(failed, INT64_C(20000000000)) != TETHER_OK) return fail("join failed");
+  tether_error parent_error{};
+  if (tether_runner_error(failed, &parent_error) != TETHER_OK || parent_error.id == 0) return fail("no error");
+
+  Gate *gate = new Gate;
+  tether_runner r{};
+  if (tether_runner_start(nullptr, gated_target, gate, parent_drop, &r) != TETHER_OK) return fail("start failed");
+
+  const pid_t pid = fork();
+  if (pid < 0) return fail("fork failed");
+  if (pid == 0) {
+    alarm(20);  // a call that blocks in the child ends it by SIGALRM, which the parent sees
+    const int code = run_child_checks(r, parent_error);
+    if (child_exit) std::exit(code);
+    _exit(code);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return fail("waitpid failed");
+  int result = 0;
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "process_helper: the child died of signal %d\n", WTERMSIG(status));
+    result = 4;
+  } else if (WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "process_helper: the child's check %d failed\n", WEXITSTATUS(status));
+    result = 5;
+  }
+  // The parent's runner did not notice anything.
+  int32_t s = -1;
+  if (tether_runner_poll(r, &s) != TETHER_OK || s != TETHER_RUNNING) {
+    std::fprintf(stderr, "process_helper: parent runner state %d after the fork\n", s);
+    result = result ? result : 6;
+  }
+  gate->set();
+  if (tether_runner_join_all(r, INT64_C(20000000000)) != TETHER_OK) result = result ? result : 7;
+  if (tether_runner_poll(r, &s) != TETHER_OK || s != TETHER_SUCCEEDED) result = result ? result : 8;
+  if (tether_runner_release(r) != TETHER_OK) result = result ? result : 9;
+  if (g_parent_drops.load() != 1) {
+    std::fprintf(stderr, "process_helper: parent arg dropped %d times\n", g_parent_drops.load());
+    result = result ? result : 10;
+  }
+  if (tether_error_code(parent_error) != TETHER_E_TASK_FAILED) result = result ? result : 11;
+  if (tether_error_release(parent_error) != TETHER_OK) result = result ? result : 12;
+  if (tether_runner_release(failed) != TETHER_OK) result = result ? result : 13;
+  delete gate;
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc == 3 && std::string(argv[1]) == "exit-with") return std::atoi(argv[2]);
+  if (argc != 2) return fail("usage: tether_process_helper MODE");
+  const std::string mode = argv[1];
+  if (mode == "exit-blocked" || mode == "exit-blocked-nowait" || mode == "exit-join-pending") {
+    return exit_blocked(mode);
+  }
+  if (mode == "fork") return fork_mode(false);
+  if (mode == "fork-exit") return fork_mode(true);
+  return fail("unknown mode");
+}
