@@ -679,6 +679,13 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a);
  * the OS refused it (once). UINT32_MAX disarms it. Never fails. */
 TETHER_API void tether_debug_fail_thread_create(uint32_t successes);
 
+/* tether_debug_unjoined_threads: how many threads the library created and has not yet
+ * joined (its own control thread aside). After a _nowait release the control thread
+ * joins the object's threads a little later: a test that must end with every thread
+ * joined (ThreadSanitizer's leak check, a binding's TestMain) waits for this to reach 0.
+ * Never fails. */
+TETHER_API size_t tether_debug_unjoined_threads(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -42,3 +42,5 @@ TETHER_API size_t tether_last_error_message(char* buf, size_t cap) { return last
 extern "C" TETHER_API void tether_debug_fail_thread_create(uint32_t successes) {
   tether::fail_thread_creates_after(successes);
 }
+
+extern "C" TETHER_API size_t tether_debug_unjoined_threads(void) { return tether::unjoined_threads(); }

@@ -293,6 +293,13 @@ void Actor::finish_if_idle() noexcept {
   const uint64_t settled = settled_.load(std::memory_order_seq_cst);  // first: see the class comment
   if (settled != accepted_.load(std::memory_order_seq_cst)) return;
   if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
+  // The destructor call may run, and the actor and its executor end, before push()
+  // returns from waking the lane: hold the actor (and so the lane) until it has.
+  std::shared_ptr<Actor> keep;
+  {
+    std::lock_guard lock(mutex_);
+    keep = self_;
+  }
   default_lane_->push(dtor_call_.release());
 }
 

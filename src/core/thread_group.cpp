@@ -18,6 +18,14 @@ namespace {
 
 constexpr size_t kOsNameMax = 15;
 
+// Library threads created and not yet joined (the control thread is never joined).
+std::atomic<size_t> g_unjoined{0};
+
+void join_thread(pthread_t t) noexcept {
+  pthread_join(t, nullptr);
+  g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 // Creations left before an injected failure; UINT32_MAX = none armed.
 std::atomic<uint32_t> g_creates_before_failure{UINT32_MAX};
 
@@ -74,6 +82,8 @@ sigset_t async_signals() {
 }
 
 }  // namespace
+
+size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
 
 void fail_thread_creates_after(uint32_t successes) noexcept {
   g_creates_before_failure.store(successes, std::memory_order_relaxed);
@@ -146,9 +156,11 @@ void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody
     std::lock_guard lock(mutex_);
     ++running_;
   }
+  g_unjoined.fetch_add(1, std::memory_order_acq_rel);  // before: the thread may be joined at once
   try {
     (void)start_os_thread(options, std::move(body), shared_from_this());
   } catch (...) {
+    g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
     std::lock_guard lock(mutex_);
     --running_;
     cv_.notify_all();
@@ -174,7 +186,7 @@ void ThreadGroup::reap() {
     std::vector<pthread_t> batch;
     batch.swap(exited_);
     lock.unlock();
-    for (pthread_t t : batch) pthread_join(t, nullptr);  // each has finished its work
+    for (pthread_t t : batch) join_thread(t);  // each has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -189,7 +201,7 @@ void ThreadGroup::join_all() {
     std::vector<pthread_t> batch;
     batch.swap(exited_);
     lock.unlock();
-    for (pthread_t t : batch) pthread_join(t, nullptr);
+    for (pthread_t t : batch) join_thread(t);
     lock.lock();
   }
 }

@@ -31,6 +31,10 @@ struct ThreadOptions {
   int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
 };
 
+// unjoined_threads: library threads created and not yet joined (the control thread
+// aside), for tests that must see every thread joined before the process ends.
+[[nodiscard]] size_t unjoined_threads() noexcept;
+
 // fail_thread_creates_after: test hook; the creation after `successes` more fails once
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;
