@@ -1,30 +1,42 @@
 /*
- * demo.c — the scenario tether exists for, in plain C99.
+ * demo.c — the scenarios tether exists for, in plain C99.
  *
- * A "trainer" thread trains for TRAIN_STEPS steps. At step UPLOAD_STEP it uploads the
- * checkpoint on a nested thread, "upload-1", and keeps training. The upload fails (the disk
- * is full) while training still runs. Ray Train needed a monitoring thread and a queue for
- * this (ray-project/ray#55756); with tether the nested thread belongs to the runner's scope,
- * so:
- *   - the controller (main) sees the failure the moment it happens, although the trainer
- *     itself has not failed and is still running;
- *   - the error says what failed, where, and with which application code;
- *   - the trainer is asked to stop (stop_on_error) and sees it between two steps;
- *   - releasing the runner joins every thread: nothing is leaked or detached.
+ * 1. A runner. A "trainer" thread trains for TRAIN_STEPS steps. At step UPLOAD_STEP it
+ *    uploads the checkpoint on a nested thread, "upload-1", and keeps training. The upload
+ *    fails (the disk is full) while training still runs. Ray Train needed a monitoring
+ *    thread and a queue for this (ray-project/ray#55756); with tether the nested thread
+ *    belongs to the runner's scope, so:
+ *      - the controller (main) sees the failure the moment it happens, although the
+ *        trainer itself has not failed and is still running;
+ *      - the error says what failed, where, and with which application code;
+ *      - the trainer is asked to stop (stop_on_error) and sees it between two steps;
+ *      - releasing the runner joins every thread: nothing is leaked or detached.
+ * 2. An actor keeps its thread. Its constructor sets a thread-local to 42; a later method
+ *    returns 1 + that thread-local = 43, because the constructor, the method and the
+ *    destructor all run on the same OS thread (what Ray's threaded actors lose:
+ *    ray-project/ray#46336).
+ * 3. A blocked method stalls neither the actor's other group nor its control plane. A
+ *    default-group method blocks in user code; meanwhile a call to the group "io" answers,
+ *    and so do the actor's state and stats. stop(CANCEL) cancels the call queued behind
+ *    the blocked one, the blocked method sees stop_requested and returns, and the actor
+ *    is released.
  *
  * The program checks each of these facts and exits 1 if one does not hold, so it doubles
  * as the ctest test `example.demo`.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* syscall(SYS_gettid); implies POSIX.1-2008 */
 
 #include <tether/tether.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TRAIN_STEPS 20
 #define UPLOAD_STEP 2
@@ -34,6 +46,11 @@
 #define MAX_POLLS 100         /* 100 x 50 ms: give up after 5 s */
 #define UPLOAD_USER_CODE 7
 #define UPLOAD_MESSAGE "checkpoint upload failed: disk full"
+
+#define TLS_VALUE 42          /* what the actor's constructor puts in its thread-local */
+#define BLOCK_MAX_MS 10000    /* the blocked method's own bound: the demo never hangs */
+#define BLOCK_SLICE_MS 5      /* it looks at stop_requested between two condvar waits */
+#define ANSWER_MS 2000        /* the controller's bound on every answer it waits for */
 
 #define MS_NS ((int64_t)1000000)
 
@@ -146,7 +163,9 @@ static int check_call(tether_status st, const char *call) {
   return st == TETHER_OK;
 }
 
-int main(void) {
+/* ---- scene 1: a runner whose nested thread fails ------------------------------------ */
+
+static void runner_scene(void) {
   demo d;
   tether_runner_options opts;
   tether_runner r;
@@ -165,8 +184,10 @@ int main(void) {
   opts.name = "trainer";
   say("demo: tether %s, runner \"trainer\": %d steps of %d ms, stop_on_error=%d",
       tether_version_string(), TRAIN_STEPS, STEP_MS, opts.stop_on_error);
-  if (!check_call(tether_runner_start(&opts, trainer, &d, NULL, &r), "tether_runner_start"))
-    return 1;
+  if (!check_call(tether_runner_start(&opts, trainer, &d, NULL, &r), "tether_runner_start")) {
+    pthread_mutex_destroy(&d.mu);
+    return;
+  }
 
   /* The controller: poll, and wait a little between two polls. join returns at once when
    * the scope fails, so the error is seen without a polling delay. */
@@ -223,5 +244,289 @@ int main(void) {
         (double)(seen_ns - failed_ns) / 1e6);
   }
   pthread_mutex_destroy(&d.mu);
+}
+
+/* ---- shared by the actor scenes -------------------------------------------------------- */
+
+static int64_t os_tid(void) { return (int64_t)syscall(SYS_gettid); }
+
+static const char *actor_state_name(int32_t s) {
+  switch (s) {
+    case TETHER_ACTOR_ALIVE: return "TETHER_ACTOR_ALIVE";
+    case TETHER_ACTOR_DEAD: return "TETHER_ACTOR_DEAD";
+    case TETHER_ACTOR_STOPPED: return "TETHER_ACTOR_STOPPED";
+    default: return "?";
+  }
+}
+
+/* wait_done: waits (bounded: ANSWER_MS) for future f and returns its state; -1 if the
+ * wait or the poll failed. */
+static int32_t wait_done(tether_future f, const char *what) {
+  int32_t state = -1;
+  if (!check_call(tether_future_wait(f, ANSWER_MS * MS_NS), what)) return -1;
+  if (!check_call(tether_future_poll(f, &state), "tether_future_poll")) return -1;
+  return state;
+}
+
+/* poll_state: future f's state now; -1 if the poll failed. */
+static int32_t poll_state(tether_future f) {
+  int32_t state = -1;
+  return check_call(tether_future_poll(f, &state), "tether_future_poll") ? state : -1;
+}
+
+/* ---- scene 2: an actor keeps its thread ------------------------------------------------ */
+
+/* tls_value: one per OS thread. __thread is GNU C's thread-local storage class (C11
+ * spells it _Thread_local); it compiles with -std=c99 -pedantic on GCC and Clang. */
+static __thread int tls_value;
+
+/* tls_actor: where the actor's thread notes which OS thread ran what. main reads it only
+ * after a future wait or the release, which order it after the writes. */
+typedef struct tls_actor {
+  int64_t ctor_tid, method_tid, dtor_tid;
+} tls_actor;
+
+static tether_status tls_ctor(tether_task *t, void *arg, void **state_out) {
+  tls_actor *s = (tls_actor *)arg;
+  tls_value = TLS_VALUE;
+  s->ctor_tid = os_tid();
+  say("%s: constructor sets its thread-local to %d, on OS thread %lld", tether_task_thread_name(t),
+      tls_value, (long long)s->ctor_tid);
+  *state_out = s; /* the state is the caller's struct: no arg_drop, no free in the dtor */
+  return TETHER_OK;
+}
+
+/* tls_add_one: the method: 1 + the thread-local the constructor set. */
+static tether_status tls_add_one(tether_task *t, void *state, void *arg) {
+  (void)arg;
+  ((tls_actor *)state)->method_tid = os_tid();
+  return tether_task_set_result(t, (void *)(intptr_t)(1 + tls_value), NULL);
+}
+
+static void tls_dtor(void *state) { ((tls_actor *)state)->dtor_tid = os_tid(); }
+
+static void thread_local_scene(void) {
+  tls_actor s;
+  tether_actor_options opts;
+  tether_actor a;
+  tether_future f;
+  tether_actor_stats stats;
+  void *result = NULL;
+  int sum = 0;
+
+  memset(&s, 0, sizeof s);
+  tether_actor_options_init(&opts);
+  opts.name = "tls-actor";
+  say("demo: actor \"tls-actor\" on a thread of its own");
+  if (!check_call(tether_actor_create(&opts, tls_ctor, tls_dtor, &s, NULL, &a), "tether_actor_create"))
+    return;
+  if (check_call(tether_actor_call(a, NULL, tls_add_one, NULL, NULL, &f), "tether_actor_call")) {
+    check(wait_done(f, "tether_future_wait(add_one)") == TETHER_SUCCEEDED, "add_one SUCCEEDED");
+    if (check_call(tether_future_take_result(f, &result), "tether_future_take_result"))
+      sum = (int)(intptr_t)result;
+    check_call(tether_future_release(f), "tether_future_release");
+    say("controller: add_one returned 1 + thread-local = %d, on OS thread %lld (the constructor's)",
+        sum, (long long)s.method_tid);
+    check(sum == 1 + TLS_VALUE, "add_one returned 43");
+    check(s.method_tid == s.ctor_tid, "the method ran on the constructor's OS thread");
+    check(tls_value == 0, "main's own thread-local is untouched");
+  }
+  memset(&stats, 0, sizeof stats);
+  stats.struct_size = sizeof stats;
+  check_call(tether_actor_get_stats(a, &stats), "tether_actor_get_stats");
+  check((int64_t)stats.os_thread_id == s.ctor_tid, "stats.os_thread_id is the constructor's thread");
+  check_call(tether_actor_release(a), "tether_actor_release"); /* runs the destructor */
+  check(s.dtor_tid == s.ctor_tid, "the destructor ran on the constructor's OS thread");
+  say("controller: stats.os_thread_id %llu, destructor on OS thread %lld: one thread for life",
+      (unsigned long long)stats.os_thread_id, (long long)s.dtor_tid);
+}
+
+/* ---- scene 3: a blocked default group; the group "io" and the control plane answer ---- */
+
+/* server: the state of the actor "server", shared by its two groups' threads and main. */
+typedef struct server {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;  /* CLOCK_MONOTONIC; signalled when block starts and to release it */
+  int blocked;        /* guarded by mu: block has started */
+  int released;       /* guarded by mu: main lets block go (only needed if the stop fails) */
+  int saw_stop;       /* guarded by mu: block returned because a stop was requested */
+  int queued_ran;     /* guarded by mu: the call queued behind block ran (it must not) */
+  int64_t block_tid;  /* guarded by mu */
+} server;
+
+/* deadline_in: the CLOCK_MONOTONIC time `ms` from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(int ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec += 1;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}
+
+static tether_status server_ctor(tether_task *t, void *arg, void **state_out) {
+  (void)t;
+  *state_out = arg;
+  return TETHER_OK;
+}
+
+/* server_block: a default-group method stuck in user code, the way a real one waits on a
+ * socket or a lock. It looks at stop_requested between two bounded condvar waits. */
+static tether_status server_block(tether_task *t, void *state, void *arg) {
+  server *s = (server *)state;
+  const int64_t start = now_ns(), give_up = start + BLOCK_MAX_MS * MS_NS;
+  int stop = 0;
+  (void)arg;
+  pthread_mutex_lock(&s->mu);
+  s->blocked = 1;
+  s->block_tid = os_tid();
+  pthread_cond_broadcast(&s->cv);
+  while (!s->released && !(stop = tether_task_stop_requested(t)) && now_ns() < give_up) {
+    struct timespec at = deadline_in(BLOCK_SLICE_MS);
+    pthread_cond_timedwait(&s->cv, &s->mu, &at);
+  }
+  s->saw_stop = stop;
+  pthread_mutex_unlock(&s->mu);
+  if (stop) {
+    say("%s: block sees stop_requested at its next look (every %d ms), returns after %.1f ms",
+        tether_task_thread_name(t), BLOCK_SLICE_MS, (double)(now_ns() - start) / 1e6);
+  }
+  return TETHER_OK;
+}
+
+/* server_queued: queued behind block on the default thread; stop(CANCEL) cancels it. */
+static tether_status server_queued(tether_task *t, void *state, void *arg) {
+  server *s = (server *)state;
+  (void)t;
+  (void)arg;
+  pthread_mutex_lock(&s->mu);
+  s->queued_ran = 1;
+  pthread_mutex_unlock(&s->mu);
+  return TETHER_OK;
+}
+
+/* server_ping: a method of the group "io": answers with its OS thread id. */
+static tether_status server_ping(tether_task *t, void *state, void *arg) {
+  (void)state;
+  (void)arg;
+  return tether_task_set_result(t, (void *)(intptr_t)os_tid(), NULL);
+}
+
+static void blocked_group_scene(void) {
+  server s;
+  pthread_condattr_t attr;
+  tether_group_spec io;
+  tether_actor_options opts;
+  tether_actor a;
+  tether_future fblock = {0}, fqueued = {0}, fping = {0};
+  tether_actor_stats stats;
+  tether_status st;
+  int32_t astate = -1, block_state, queued_state;
+  int64_t t0, io_ns = 0, stop_ns, block_tid;
+  void *io_tid = NULL;
+  int blocked, saw_stop, queued_ran;
+
+  memset(&s, 0, sizeof s);
+  pthread_mutex_init(&s.mu, NULL);
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&s.cv, &attr);
+  pthread_condattr_destroy(&attr);
+  io.name = "io";
+  io.threads = 1;
+  tether_actor_options_init(&opts);
+  opts.name = "server";
+  opts.groups = &io;
+  opts.group_count = 1;
+
+  say("demo: actor \"server\": the default group, and the group \"io\" on a thread of its own");
+  if (!check_call(tether_actor_create(&opts, server_ctor, NULL, &s, NULL, &a), "tether_actor_create")) {
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.mu);
+    return;
+  }
+  /* block, and a second default-group call queued behind it. */
+  check_call(tether_actor_call(a, NULL, server_block, NULL, NULL, &fblock), "tether_actor_call(block)");
+  pthread_mutex_lock(&s.mu);
+  {
+    struct timespec at = deadline_in(ANSWER_MS);
+    while (!s.blocked && pthread_cond_timedwait(&s.cv, &s.mu, &at) != ETIMEDOUT) {
+    }
+  }
+  blocked = s.blocked;
+  block_tid = s.block_tid;
+  pthread_mutex_unlock(&s.mu);
+  check(blocked, "block started");
+  say("server: \"block\" (default group) is blocked in user code, on OS thread %lld",
+      (long long)block_tid);
+  check_call(tether_actor_call(a, NULL, server_queued, NULL, NULL, &fqueued), "tether_actor_call(queued)");
+
+  /* While it is blocked: a call to "io", the state, the stats. */
+  t0 = now_ns();
+  if (check_call(tether_actor_call(a, "io", server_ping, NULL, NULL, &fping), "tether_actor_call(io)")) {
+    check(wait_done(fping, "tether_future_wait(io)") == TETHER_SUCCEEDED, "io answered");
+    io_ns = now_ns() - t0;
+    check_call(tether_future_take_result(fping, &io_tid), "tether_future_take_result");
+  }
+  say("controller: group \"io\" answered in %.2f ms, on its own OS thread %lld", (double)io_ns / 1e6,
+      (long long)(intptr_t)io_tid);
+  say("controller: meanwhile block is %s, the call queued behind it %s",
+      state_name(poll_state(fblock)), state_name(poll_state(fqueued)));
+  check(io_tid != NULL && (int64_t)(intptr_t)io_tid != block_tid, "io runs on a thread of its own");
+  check(poll_state(fblock) == TETHER_RUNNING, "block still RUNNING while io answers");
+  check(poll_state(fqueued) == TETHER_PENDING, "the call behind block still PENDING");
+
+  memset(&stats, 0, sizeof stats);
+  stats.struct_size = sizeof stats;
+  check_call(tether_actor_state(a, &astate, NULL), "tether_actor_state");
+  check_call(tether_actor_get_stats(a, &stats), "tether_actor_get_stats");
+  say("controller: state %s; stats: %llu queued, %llu completed, default thread %llu",
+      actor_state_name(astate), (unsigned long long)stats.queued, (unsigned long long)stats.completed,
+      (unsigned long long)stats.os_thread_id);
+  check(astate == TETHER_ACTOR_ALIVE, "the actor is ALIVE");
+  check(stats.queued == 1 && stats.completed == 1, "stats: 1 queued (behind block), 1 completed (io)");
+  check((int64_t)stats.os_thread_id == block_tid, "stats name block's thread as the default thread");
+
+  /* stop(CANCEL): the queued call is cancelled, block is asked to stop. */
+  t0 = now_ns();
+  st = tether_actor_stop(a, TETHER_STOP_CANCEL, ANSWER_MS * MS_NS);
+  stop_ns = now_ns() - t0;
+  check_call(st, "tether_actor_stop(CANCEL)");
+  block_state = wait_done(fblock, "tether_future_wait(block)");
+  queued_state = poll_state(fqueued);
+  check_call(tether_actor_state(a, &astate, NULL), "tether_actor_state");
+  say("controller: stop(CANCEL, %d ms) -> %s in %.1f ms; actor %s", ANSWER_MS, tether_status_name(st),
+      (double)stop_ns / 1e6, actor_state_name(astate));
+  say("controller: block ended %s, the call queued behind it %s", state_name(block_state),
+      state_name(queued_state));
+  pthread_mutex_lock(&s.mu);
+  saw_stop = s.saw_stop;
+  queued_ran = s.queued_ran;
+  s.released = 1; /* lets block go if the stop did not: the release below must not hang */
+  pthread_cond_broadcast(&s.cv);
+  pthread_mutex_unlock(&s.mu);
+  check(saw_stop, "block saw stop_requested");
+  check(block_state == TETHER_CANCELLED, "block ended CANCELLED (stopped, returned OK)");
+  check(queued_state == TETHER_CANCELLED && !queued_ran, "the queued call CANCELLED, never run");
+  check(astate == TETHER_ACTOR_STOPPED, "the actor is STOPPED");
+
+  st = tether_actor_call(a, "io", server_ping, NULL, NULL, NULL);
+  check(st == TETHER_E_SHUTDOWN, "a call after the stop is TETHER_E_SHUTDOWN");
+  if (fblock.id != 0) check_call(tether_future_release(fblock), "tether_future_release");
+  if (fqueued.id != 0) check_call(tether_future_release(fqueued), "tether_future_release");
+  if (fping.id != 0) check_call(tether_future_release(fping), "tether_future_release");
+  check_call(tether_actor_release(a), "tether_actor_release");
+  say("controller: a call after the stop -> %s; actor released", tether_status_name(st));
+  pthread_cond_destroy(&s.cv);
+  pthread_mutex_destroy(&s.mu);
+}
+
+int main(void) {
+  runner_scene();
+  thread_local_scene();
+  blocked_group_scene();
   return failures == 0 ? 0 : 1;
 }

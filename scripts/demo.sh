@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-tether_require_packages "${TETHER_BUILD_PACKAGES[@]}" libbenchmark-dev
+tether_require_packages "${TETHER_BUILD_PACKAGES[@]}" libbenchmark-dev libboost-dev
 
 cmake --preset release >/dev/null
 cmake --build --preset release

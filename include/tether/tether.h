@@ -435,7 +435,7 @@ typedef struct tether_executor_options {
   int cpu;                /* -1 (default): no affinity; else pin the thread to this CPU */
   size_t queue_capacity;  /* 0 (default): unbounded; else tasks queued and not yet started */
   size_t stack_size;      /* 0 = platform default; else at least PTHREAD_STACK_MIN */
-  int64_t idle_spin_ns;   /* spin before parking when idle; default 50000 (50 us); >= 0 */
+  int64_t idle_spin_ns;   /* spin before parking when idle; default 20000 (20 us); >= 0 */
   int manual;             /* 0 (default): own thread; 1: driven by tether_executor_run */
 } tether_executor_options;
 

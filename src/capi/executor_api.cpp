@@ -55,7 +55,7 @@ TETHER_API void tether_executor_options_init(tether_executor_options* o) {
   o->cpu = -1;
   o->queue_capacity = 0;
   o->stack_size = 0;
-  o->idle_spin_ns = 50000;
+  o->idle_spin_ns = 20000;
   o->manual = 0;
 }
 

@@ -27,7 +27,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
     int cpu = -1;
     size_t queue_capacity = 0;
     size_t stack_size = 0;
-    int64_t idle_spin_ns = 50000;
+    int64_t idle_spin_ns = 20000;
     bool manual = false;
   };
 

@@ -69,7 +69,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
     size_t threads = 1;        // 0: manual (run by run_manual)
     size_t stack_size = 0;
     int cpu = -1;
-    int64_t idle_spin_ns = 50000;
+    int64_t idle_spin_ns = 20000;
     bool gated = false;        // threads start popping only after open()
   };
 

@@ -9,7 +9,7 @@
 namespace tether {
 namespace {
 
-constexpr std::chrono::microseconds kWaitSpin{20};
+constexpr std::chrono::microseconds kWaitSpin{10};
 
 }  // namespace
 
@@ -52,7 +52,7 @@ std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // Nobody joins a call's nested threads by hand (a future's release does not wait):
   // the control thread joins each one once it has exited.
-  scope->threads_->orphan();
+  scope->threads_orphaned_ = true;
   scope->pending_arg_ = std::move(arg);
   return scope;
 }
@@ -83,13 +83,19 @@ void Scope::fail_pending(ErrorPtr e) {
 Scope::~Scope() = default;  // result_ drops itself; no lock is held by a destructor
 
 void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg arg) {
+  std::shared_ptr<ThreadGroup> threads;
   {
     std::lock_guard lock(mutex_);
+    if (!threads_) {
+      threads_ = std::make_shared<ThreadGroup>();
+      if (threads_orphaned_) threads_->orphan();
+    }
+    threads = threads_;
     ++live_;
   }
   ThreadOptions thread_options{thread_name, options_.stack_size};
   try {
-    threads_->spawn(thread_options, std::make_unique<Participant>(shared_from_this(), std::move(thread_name),
+    threads->spawn(thread_options, std::make_unique<Participant>(shared_from_this(), std::move(thread_name),
                                                                   is_target, fn, std::move(arg)));
   } catch (...) {
     // The participant (and with it arg) died inside spawn, before any lock here.
@@ -255,8 +261,23 @@ bool Scope::is_inside() const noexcept {
   return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane_id;
 }
 
-void Scope::join_threads() { threads_->join_all(); }
+void Scope::join_threads() {
+  std::shared_ptr<ThreadGroup> threads;
+  {
+    std::lock_guard lock(mutex_);
+    threads = threads_;
+  }
+  if (threads) threads->join_all();
+}
 
-void Scope::orphan_threads() { threads_->orphan(); }
+void Scope::orphan_threads() {
+  std::shared_ptr<ThreadGroup> threads;
+  {
+    std::lock_guard lock(mutex_);
+    threads_orphaned_ = true;
+    threads = threads_;
+  }
+  if (threads) threads->orphan();
+}
 
 }  // namespace tether

@@ -139,7 +139,10 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
   std::atomic<uint64_t> handle_{0};
-  const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+  // threads_: made at the first spawn (most calls never spawn). Guarded by mutex_ until
+  // set; never reset. orphaned_: nobody will join them by hand (set for calls).
+  std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
+  bool threads_orphaned_ = false;         // guarded by mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle

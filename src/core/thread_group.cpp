@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -119,7 +120,8 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   if (options.cpu >= 0) {
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
-    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+    // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
+    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(getpid(), sizeof allowed, &allowed) != 0 ||
         !CPU_ISSET(options.cpu, &allowed)) {
       throw StatusError(TETHER_E_INVALID_ARGUMENT,
                         "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");

@@ -1,0 +1,554 @@
+// actor_bench.cpp — what a call into a tether actor (or executor) costs next to the
+// single-thread executor a C++ programmer would write by hand, and next to Boost.Asio.
+//
+// Every tether benchmark has its baselines in this binary:
+//   BM_Baseline_*  BaselineExecutor below: one std::thread, a std::deque of
+//                  std::function<void()>, one std::mutex, one std::condition_variable,
+//                  and a std::promise / std::future per call that needs an answer.
+//   BM_Asio_*      boost::asio::io_context run by one std::thread, boost::asio::post, and
+//                  a std::promise per call that needs an answer. Built only when the Boost
+//                  headers are found (TETHER_BENCH_HAVE_ASIO, set by bench/CMakeLists.txt).
+//
+//   BM_*_RoundTrip/0           one call on an idle actor / executor, waited for: latency.
+//   BM_*_RoundTrip/1           the same with the caller pinned to one CPU and the executing
+//                              thread to another (PinnedCpus), so the scheduler cannot put
+//                              both on one CPU: a controlled comparison.
+//   BM_*_FireAndForget/P       1M calls without an answer, from P producer threads (1, 2),
+//                              timed until the last one has run: throughput.
+//   BM_*_FuturePerCall         kFutureBatch calls, each with a future (promise), then wait
+//                              for every one and release it: throughput.
+//
+// The goals of issue 3: round trip at most 1.0x the hand-written baseline and at most 1.5x
+// Asio; fire-and-forget throughput at least 3x the hand-written baseline.
+// bench/README.md explains how to run them and holds the measured figures.
+
+#include <tether/tether.h>
+
+#include <benchmark/benchmark.h>
+
+#ifdef TETHER_BENCH_HAVE_ASIO
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#endif
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// Check aborts the benchmark with a message when a tether call does not return `want`.
+// A benchmark that silently measures a failing call would report a meaningless figure.
+void Check(tether_status got, tether_status want, const char *what) {
+  if (got != want) {
+    char detail[256];
+    tether_last_error_message(detail, sizeof detail);
+    std::fprintf(stderr, "actor_bench: %s returned %s (wanted %s): %s\n", what, tether_status_name(got),
+                 tether_status_name(want), detail);
+    std::abort();
+  }
+}
+
+constexpr int64_t kFireAndForgetCalls = 1'000'000;  // per iteration, split between producers
+constexpr int64_t kFutureBatch = 10'000;            // calls with a future per iteration
+constexpr int64_t kWaitForever = -1;
+
+// RunProducers runs produce(count) on `producers` threads at once, `total / producers`
+// calls each: the benchmark thread is one of them, the others are std::threads made for
+// the iteration (a thread start costs ~50 us against the ~100 ms of 1M calls).
+template <class Produce>
+void RunProducers(int producers, int64_t total, Produce &&produce) {
+  const int64_t each = total / producers;
+  std::vector<std::thread> others;
+  others.reserve(static_cast<size_t>(producers - 1));
+  for (int i = 1; i < producers; ++i) others.emplace_back([&produce, each] { produce(each); });
+  produce(each);
+  for (auto &t : others) t.join();
+}
+
+// PinnedCpus: for the /1 round trips, the executing thread on the second CPU this thread
+// may use (worker_cpu(), given to the executor when it is made) and then, by PinCaller(),
+// the benchmark thread on the first. PinCaller comes after the executor exists: tether
+// checks an executor's cpu against the CREATING thread's affinity. The destructor restores
+// the caller's affinity. ok() is false with fewer than 2 usable CPUs.
+class PinnedCpus {
+ public:
+  explicit PinnedCpus(bool pin) {
+    if (!pin || pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) != 0) return;
+    int found = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+      if (CPU_ISSET(cpu, &saved_)) (found++ == 0 ? caller_cpu_ : worker_cpu_) = cpu;
+    }
+    usable_ = found == 2;
+  }
+  ~PinnedCpus() {
+    if (caller_pinned_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  PinnedCpus(const PinnedCpus &) = delete;
+  PinnedCpus &operator=(const PinnedCpus &) = delete;
+
+  bool ok(bool pin) const { return !pin || usable_; }
+  int worker_cpu() const { return usable_ ? worker_cpu_ : -1; }  // -1: no affinity
+  void PinCaller() {
+    if (!usable_) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(caller_cpu_, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+      std::fprintf(stderr, "actor_bench: cannot pin the benchmark thread to CPU %d\n", caller_cpu_);
+      std::abort();
+    }
+    caller_pinned_ = true;
+  }
+
+ private:
+  cpu_set_t saved_{};
+  int caller_cpu_ = -1, worker_cpu_ = -1;
+  bool usable_ = false;
+  bool caller_pinned_ = false;
+};
+
+// PinThread: pins std::thread t to `cpu` (-1: leaves it alone).
+void PinThread(std::thread &t, int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (pthread_setaffinity_np(t.native_handle(), sizeof one, &one) != 0) {
+    std::fprintf(stderr, "actor_bench: cannot pin a thread to CPU %d\n", cpu);
+    std::abort();
+  }
+}
+
+// NewExecutor: a tether executor whose thread is pinned to `cpu` (-1: not pinned), with
+// `idle_spin_ns` (-1: the default).
+tether_executor NewExecutor(const char *name, int cpu, int64_t idle_spin_ns) {
+  tether_executor_options eo;
+  tether_executor_options_init(&eo);
+  eo.name = name;
+  eo.cpu = cpu;
+  if (idle_spin_ns >= 0) eo.idle_spin_ns = idle_spin_ns;
+  tether_executor e;
+  Check(tether_executor_create(&eo, &e), TETHER_OK, "tether_executor_create");
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------
+// BaselineExecutor: the single-thread executor a user would write, written well:
+//   - post() locks, appends, unlocks, then notifies (after the unlock, so the woken worker
+//     does not block on the mutex the poster still holds); notify_one costs no syscall
+//     when the worker is not waiting (glibc checks for waiters in user space);
+//   - the worker takes the WHOLE queue in one swap under the lock and runs it unlocked,
+//     so producers and the worker meet on the mutex once per batch, not once per task;
+//   - std::function keeps small lambdas (a pointer or two) inline: no allocation per
+//     post for the fire-and-forget case.
+// Thread safety: post() from any thread; the destructor from the owner, once.
+class BaselineExecutor {
+ public:
+  explicit BaselineExecutor(int cpu = -1) : thread_([this] { Run(); }) { PinThread(thread_, cpu); }
+  ~BaselineExecutor() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  BaselineExecutor(const BaselineExecutor &) = delete;
+  BaselineExecutor &operator=(const BaselineExecutor &) = delete;
+
+  // post: fire and forget.
+  void post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(fn));
+    }
+    cv_.notify_one();
+  }
+
+  // submit: fn's result through a std::future, the usual way (the promise is shared with
+  // the queued task because std::function must be copyable).
+  template <class F>
+  auto submit(F fn) -> std::future<decltype(fn())> {
+    using R = decltype(fn());
+    auto promise = std::make_shared<std::promise<R>>();
+    std::future<R> future = promise->get_future();
+    post([promise, fn = std::move(fn)]() mutable { promise->set_value(fn()); });
+    return future;
+  }
+
+ private:
+  void Run() {
+    std::deque<std::function<void()>> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stop_ and nothing left
+        batch.swap(queue_);
+      }
+      for (auto &fn : batch) fn();
+      batch.clear();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  bool stop_ = false;                        // guarded by mu_
+  std::thread thread_;                       // last: starts once the rest is built
+};
+
+// ---------------------------------------------------------------------------------------
+// The tether actor used by every actor benchmark: its state is a counter that only the
+// actor's own thread touches (the point of an actor: no lock in the methods).
+
+struct CounterState {
+  int64_t count = 0;
+};
+
+tether_status CounterCtor(tether_task *, void *, void **state_out) {
+  *state_out = new CounterState();
+  return TETHER_OK;
+}
+void CounterDtor(void *state) { delete static_cast<CounterState *>(state); }
+
+// Increment: the method of the throughput benchmarks.
+tether_status Increment(tether_task *, void *state, void *) {
+  ++static_cast<CounterState *>(state)->count;
+  return TETHER_OK;
+}
+
+// Answer: the method of the round trip: returns the state pointer as its result.
+tether_status Answer(tether_task *t, void *state, void *) {
+  ++static_cast<CounterState *>(state)->count;
+  return tether_task_set_result(t, state, nullptr);
+}
+
+// ReadCount: returns the counter as the result (the final call of a throughput run).
+tether_status ReadCount(tether_task *t, void *state, void *) {
+  auto *s = static_cast<CounterState *>(state);
+  return tether_task_set_result(t, reinterpret_cast<void *>(static_cast<intptr_t>(s->count)), nullptr);
+}
+
+// TetherActor: an actor on a dedicated thread (the default options), or on an executor
+// the caller made.
+class TetherActor {
+ public:
+  explicit TetherActor(tether_executor on = tether_executor{0}) {
+    tether_actor_options o;
+    tether_actor_options_init(&o);
+    o.name = "bench-actor";
+    o.executor = on;
+    Check(tether_actor_create(&o, CounterCtor, CounterDtor, nullptr, nullptr, &actor_), TETHER_OK,
+          "tether_actor_create");
+    (void)Call(ReadCount);  // the constructor has run: the first timed call finds it idle
+  }
+  ~TetherActor() { Check(tether_actor_release(actor_), TETHER_OK, "tether_actor_release"); }
+  TetherActor(const TetherActor &) = delete;
+  TetherActor &operator=(const TetherActor &) = delete;
+
+  // Call: m with a future, waited for; its result.
+  void *Call(tether_method_fn m) {
+    tether_future f;
+    Check(tether_actor_call(actor_, nullptr, m, nullptr, nullptr, &f), TETHER_OK, "tether_actor_call");
+    Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+    void *result = nullptr;
+    Check(tether_future_take_result(f, &result), TETHER_OK, "tether_future_take_result");
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+    return result;
+  }
+  int64_t Count() { return static_cast<int64_t>(reinterpret_cast<intptr_t>(Call(ReadCount))); }
+  tether_actor handle() const { return actor_; }
+
+ private:
+  tether_actor actor_{0};
+};
+
+// ---------------------------------------------------------------------------------------
+// Round trip: one call on an idle actor, waited for. What a caller waits from submit to
+// the result in hand, including the wake-ups on both sides.
+
+// ActorRoundTrip: the loop of every tether actor round trip.
+void ActorRoundTrip(benchmark::State &state, tether_actor a) {
+  for (auto _ : state) {
+    tether_future f;
+    Check(tether_actor_call(a, nullptr, Answer, nullptr, nullptr, &f), TETHER_OK, "tether_actor_call");
+    Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+    void *result = nullptr;
+    Check(tether_future_take_result(f, &result), TETHER_OK, "tether_future_take_result");
+    benchmark::DoNotOptimize(result);
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The actor on a thread of its own (the default options); /1: that thread pinned, which
+// takes an executor (tether_actor_options has no cpu field): the actor is its only user.
+void BM_Tether_ActorRoundTrip(benchmark::State &state) {
+  const bool pin = state.range(0) != 0;
+  PinnedCpus cpus(pin);
+  if (!cpus.ok(pin)) return state.SkipWithError("fewer than 2 usable CPUs");
+  if (!pin) {
+    TetherActor actor;
+    ActorRoundTrip(state, actor.handle());
+    return;
+  }
+  tether_executor e = NewExecutor("bench-actor", cpus.worker_cpu(), -1);
+  {
+    TetherActor actor(e);
+    cpus.PinCaller();
+    ActorRoundTrip(state, actor.handle());
+  }
+  Check(tether_executor_release(e), TETHER_OK, "tether_executor_release");
+}
+BENCHMARK(BM_Tether_ActorRoundTrip)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+
+// The same with an actor whose thread parks at once when idle (an executor with
+// idle_spin_ns = 0): every call then pays the wake-up the baselines pay.
+void BM_Tether_ActorRoundTripNoSpin(benchmark::State &state) {
+  const bool pin = state.range(0) != 0;
+  PinnedCpus cpus(pin);
+  if (!cpus.ok(pin)) return state.SkipWithError("fewer than 2 usable CPUs");
+  tether_executor e = NewExecutor("bench-nospin", cpus.worker_cpu(), 0);
+  {
+    TetherActor actor(e);
+    cpus.PinCaller();
+    ActorRoundTrip(state, actor.handle());
+  }
+  Check(tether_executor_release(e), TETHER_OK, "tether_executor_release");
+}
+BENCHMARK(BM_Tether_ActorRoundTripNoSpin)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+
+tether_status ExecutorAnswer(tether_task *t, void *arg) { return tether_task_set_result(t, arg, nullptr); }
+
+void BM_Tether_ExecutorRoundTrip(benchmark::State &state) {
+  const bool pin = state.range(0) != 0;
+  PinnedCpus cpus(pin);
+  if (!cpus.ok(pin)) return state.SkipWithError("fewer than 2 usable CPUs");
+  tether_executor e = NewExecutor("bench-exec", cpus.worker_cpu(), -1);
+  cpus.PinCaller();
+  int token = 0;
+  for (auto _ : state) {
+    tether_future f;
+    Check(tether_executor_submit(e, ExecutorAnswer, &token, nullptr, &f), TETHER_OK, "tether_executor_submit");
+    Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+    void *result = nullptr;
+    Check(tether_future_take_result(f, &result), TETHER_OK, "tether_future_take_result");
+    benchmark::DoNotOptimize(result);
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+  }
+  Check(tether_executor_release(e), TETHER_OK, "tether_executor_release");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Tether_ExecutorRoundTrip)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+
+// Baseline round trip: the promise lives on the caller's stack (the caller waits for it,
+// so no shared ownership is needed): the cheapest correct form, one allocation (the
+// promise's shared state) per call.
+void BM_Baseline_RoundTrip(benchmark::State &state) {
+  const bool pin = state.range(0) != 0;
+  PinnedCpus cpus(pin);
+  if (!cpus.ok(pin)) return state.SkipWithError("fewer than 2 usable CPUs");
+  BaselineExecutor ex(cpus.worker_cpu());
+  cpus.PinCaller();
+  CounterState counter;
+  for (auto _ : state) {
+    std::promise<void *> p;
+    std::future<void *> f = p.get_future();
+    ex.post([&p, &counter] {
+      ++counter.count;
+      p.set_value(&counter);
+    });
+    benchmark::DoNotOptimize(f.get());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Baseline_RoundTrip)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+
+#ifdef TETHER_BENCH_HAVE_ASIO
+// AsioExecutor: an io_context run by one thread, kept alive by a work guard.
+class AsioExecutor {
+ public:
+  explicit AsioExecutor(int cpu = -1)
+      : io_(1), guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
+    PinThread(thread_, cpu);
+  }
+  ~AsioExecutor() {
+    guard_.reset();  // run() returns once what is queued has run
+    thread_.join();
+  }
+  AsioExecutor(const AsioExecutor &) = delete;
+  AsioExecutor &operator=(const AsioExecutor &) = delete;
+  boost::asio::io_context &io() { return io_; }
+
+ private:
+  boost::asio::io_context io_;  // concurrency hint 1: one thread runs it
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
+  std::thread thread_;
+};
+
+void BM_Asio_RoundTrip(benchmark::State &state) {
+  const bool pin = state.range(0) != 0;
+  PinnedCpus cpus(pin);
+  if (!cpus.ok(pin)) return state.SkipWithError("fewer than 2 usable CPUs");
+  AsioExecutor ex(cpus.worker_cpu());
+  cpus.PinCaller();
+  CounterState counter;
+  for (auto _ : state) {
+    std::promise<void *> p;
+    std::future<void *> f = p.get_future();
+    boost::asio::post(ex.io(), [&p, &counter] {
+      ++counter.count;
+      p.set_value(&counter);
+    });
+    benchmark::DoNotOptimize(f.get());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Asio_RoundTrip)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+#endif
+
+// ---------------------------------------------------------------------------------------
+// Fire and forget: 1M calls per iteration from state.range(0) producers; the iteration
+// ends when the last call has run. The final call (with a future / promise) is queued
+// after every producer has finished, so in FIFO order it runs after all of them; its
+// answer is the counter, checked against the number of calls.
+
+void BM_Tether_FireAndForget(benchmark::State &state) {
+  const int producers = static_cast<int>(state.range(0));
+  TetherActor actor;
+  const tether_actor a = actor.handle();
+  int64_t expected = actor.Count();
+  for (auto _ : state) {
+    RunProducers(producers, kFireAndForgetCalls, [a](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        Check(tether_actor_call(a, nullptr, Increment, nullptr, nullptr, nullptr), TETHER_OK, "tether_actor_call");
+      }
+    });
+    expected += kFireAndForgetCalls;
+    if (actor.Count() != expected) {
+      state.SkipWithError("the actor did not run every call");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kFireAndForgetCalls);
+}
+BENCHMARK(BM_Tether_FireAndForget)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_Baseline_FireAndForget(benchmark::State &state) {
+  const int producers = static_cast<int>(state.range(0));
+  BaselineExecutor ex;
+  CounterState counter;  // touched only by the executor's thread
+  int64_t expected = 0;
+  for (auto _ : state) {
+    RunProducers(producers, kFireAndForgetCalls, [&ex, &counter](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) ex.post([&counter] { ++counter.count; });
+    });
+    expected += kFireAndForgetCalls;
+    if (ex.submit([&counter] { return counter.count; }).get() != expected) {
+      state.SkipWithError("the baseline did not run every call");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kFireAndForgetCalls);
+}
+BENCHMARK(BM_Baseline_FireAndForget)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime();
+
+#ifdef TETHER_BENCH_HAVE_ASIO
+void BM_Asio_FireAndForget(benchmark::State &state) {
+  const int producers = static_cast<int>(state.range(0));
+  AsioExecutor ex;
+  CounterState counter;  // touched only by the io_context's thread
+  int64_t expected = 0;
+  for (auto _ : state) {
+    RunProducers(producers, kFireAndForgetCalls, [&ex, &counter](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) boost::asio::post(ex.io(), [&counter] { ++counter.count; });
+    });
+    expected += kFireAndForgetCalls;
+    std::promise<int64_t> p;
+    std::future<int64_t> f = p.get_future();
+    boost::asio::post(ex.io(), [&p, &counter] { p.set_value(counter.count); });
+    if (f.get() != expected) {
+      state.SkipWithError("asio did not run every call");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kFireAndForgetCalls);
+}
+BENCHMARK(BM_Asio_FireAndForget)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime();
+#endif
+
+// ---------------------------------------------------------------------------------------
+// A future per call: kFutureBatch calls, each with its own future, then wait for each
+// one in order and release it (tether) / get() it (baseline).
+
+void BM_Tether_FuturePerCall(benchmark::State &state) {
+  TetherActor actor;
+  const tether_actor a = actor.handle();
+  std::vector<tether_future> futures(static_cast<size_t>(kFutureBatch));
+  for (auto _ : state) {
+    for (auto &f : futures) {
+      Check(tether_actor_call(a, nullptr, Increment, nullptr, nullptr, &f), TETHER_OK, "tether_actor_call");
+    }
+    for (auto &f : futures) {
+      Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+      Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kFutureBatch);
+}
+BENCHMARK(BM_Tether_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_Baseline_FuturePerCall(benchmark::State &state) {
+  BaselineExecutor ex;
+  CounterState counter;
+  std::vector<std::future<int64_t>> futures;
+  futures.reserve(static_cast<size_t>(kFutureBatch));
+  for (auto _ : state) {
+    for (int64_t i = 0; i < kFutureBatch; ++i) {
+      futures.push_back(ex.submit([&counter] { return ++counter.count; }));
+    }
+    for (auto &f : futures) benchmark::DoNotOptimize(f.get());
+    futures.clear();
+  }
+  state.SetItemsProcessed(state.iterations() * kFutureBatch);
+}
+BENCHMARK(BM_Baseline_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
+
+#ifdef TETHER_BENCH_HAVE_ASIO
+void BM_Asio_FuturePerCall(benchmark::State &state) {
+  AsioExecutor ex;
+  CounterState counter;
+  std::vector<std::future<int64_t>> futures;
+  futures.reserve(static_cast<size_t>(kFutureBatch));
+  for (auto _ : state) {
+    for (int64_t i = 0; i < kFutureBatch; ++i) {
+      // Asio handlers may be move-only: the promise moves into the handler.
+      std::promise<int64_t> p;
+      futures.push_back(p.get_future());
+      boost::asio::post(ex.io(), [p = std::move(p), &counter]() mutable { p.set_value(++counter.count); });
+    }
+    for (auto &f : futures) benchmark::DoNotOptimize(f.get());
+    futures.clear();
+  }
+  state.SetItemsProcessed(state.iterations() * kFutureBatch);
+}
+BENCHMARK(BM_Asio_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
+#endif
+
+}  // namespace
+
+BENCHMARK_MAIN();
