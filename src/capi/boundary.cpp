@@ -57,6 +57,19 @@ tether_error error_handle(const ErrorPtr& e) {
   return tether_error{HandleTable::instance().insert(Kind::Error, std::const_pointer_cast<Error>(e))};
 }
 
+tether_status wait_outcome(int32_t rc, const char* what) {
+  switch (rc) {
+    case TETHER_E_DEADLOCK:
+      fail(rc, std::string(what) + " would wait on the calling thread itself (it is the thread that must do the work)");
+    case TETHER_E_INVALID_HANDLE:
+      fail(rc, std::string("invalid handle: released by another thread during the ") + what);
+    case TETHER_E_TIMEOUT:
+      fail(rc, std::string(what) + ": the timeout passed first");
+    default:
+      return rc;
+  }
+}
+
 tether_future future_handle(std::shared_ptr<Scope> scope) {
   return tether_future{HandleTable::instance().insert(Kind::Future, std::move(scope))};
 }

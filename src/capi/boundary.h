@@ -115,6 +115,10 @@ void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t o
 // kept_error: kept fire-and-forget error i as a new handle in *out.
 void kept_error(const CallLedger& ledger, size_t i, tether_error* out);
 
+// wait_outcome: a core wait's result as the call's status, with the reason as the
+// last-error text (what: "join", "future wait", ...).
+tether_status wait_outcome(int32_t rc, const char* what);
+
 // name_option: a name option: NULL gives fallback; "" is TETHER_E_INVALID_ARGUMENT.
 [[nodiscard]] std::string name_option(const char* name, const char* fallback, const char* what);
 

@@ -37,11 +37,7 @@ extern "C" {
 TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns) {
   return guarded([&] {
     auto scope = lookup(f);
-    const int32_t rc = scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false);
-    if (rc == TETHER_E_DEADLOCK) fail(rc, "the work can only run on this thread, which would be waiting for it");
-    if (rc == TETHER_E_INVALID_HANDLE) fail(rc, "invalid handle: future was released during the wait");
-    if (rc == TETHER_E_TIMEOUT) fail(rc, "the future did not complete within the timeout");
-    return rc;
+    return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "future wait");
   });
 }
 

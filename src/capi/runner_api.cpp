@@ -71,22 +71,14 @@ TETHER_API tether_status tether_runner_poll(tether_runner r, int32_t* state) {
 TETHER_API tether_status tether_runner_join(tether_runner r, int64_t timeout_ns) {
   return guarded([&] {
     auto scope = lookup(r);
-    const int32_t rc = scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false);
-    if (rc == TETHER_E_DEADLOCK) fail(rc, "join from inside the runner's own scope would wait on itself");
-    if (rc == TETHER_E_INVALID_HANDLE) fail(rc, "invalid handle: runner was released during the wait");
-    if (rc == TETHER_E_TIMEOUT) fail(rc, "the runner did not finish within the timeout");
-    return rc;
+    return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "runner join");
   });
 }
 
 TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout_ns) {
   return guarded([&] {
     auto scope = lookup(r);
-    const int32_t rc = scope->wait(Deadline::after(timeout_ns), /*all_threads=*/true);
-    if (rc == TETHER_E_DEADLOCK) fail(rc, "join_all from inside the runner's own scope would wait on itself");
-    if (rc == TETHER_E_INVALID_HANDLE) fail(rc, "invalid handle: runner was released during the wait");
-    if (rc == TETHER_E_TIMEOUT) fail(rc, "the runner's threads did not all end within the timeout");
-    return rc;
+    return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/true), "runner join_all");
   });
 }
 

@@ -236,16 +236,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
-  const bool inside = lane->is_inside();
-  int32_t admitted = ledger_.admit(inside ? Deadline::after(0) : room);
-  if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
-  if (admitted != TETHER_OK) {
-    throw StatusError(admitted, admitted == TETHER_E_QUEUE_FULL
-                                    ? "actor '" + name_ + "' mailbox is full (" + std::to_string(ledger_.capacity()) + " calls)"
-                                : admitted == TETHER_E_DEADLOCK
-                                    ? "waiting for mailbox room from the actor's own thread would wait on itself"
-                                    : "no room in actor '" + name_ + "' mailbox within the timeout");
-  }
+  ledger_.admit_or_throw(room, lane->is_inside(), "actor '" + name_ + "' mailbox");
   std::shared_ptr<Scope> future;
   Call* c;
   try {

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/status_error.h"
+
 namespace tether {
 
 int32_t CallLedger::admit(Deadline deadline) {
@@ -29,6 +31,20 @@ int32_t CallLedger::admit(Deadline deadline) {
       reject();
       return TETHER_E_TIMEOUT;
     }
+  }
+}
+
+void CallLedger::admit_or_throw(Deadline room, bool inside, const std::string& queue) {
+  int32_t admitted = admit(inside ? Deadline::after(0) : room);
+  if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
+  switch (admitted) {
+    case TETHER_OK: return;
+    case TETHER_E_QUEUE_FULL:
+      throw StatusError(admitted, queue + " is full (" + std::to_string(capacity_) + " calls)");
+    case TETHER_E_DEADLOCK:
+      throw StatusError(admitted, "waiting for room in " + queue + " from the thread that empties it would wait on itself");
+    default:
+      throw StatusError(admitted, "no room in " + queue + " within the timeout");
   }
 }
 

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/deadline.h"
@@ -32,6 +33,10 @@ class CallLedger {
   // admit: takes one queue slot. TETHER_OK, TETHER_E_QUEUE_FULL (deadline never blocks),
   // or TETHER_E_TIMEOUT. A refusal is counted as rejected.
   [[nodiscard]] int32_t admit(Deadline deadline);
+  // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
+  // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
+  // would have waited. Throws StatusError naming queue ("actor 'a' mailbox").
+  void admit_or_throw(Deadline room, bool inside, const std::string& queue);
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
   void reject() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }

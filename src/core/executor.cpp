@@ -88,20 +88,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
     ~UserHold() { executor->drop_user(false); }
   } hold{this};
 
-  const bool inside = lane_->is_inside();
-  int32_t admitted = ledger_.admit(inside ? Deadline::after(0) : room);
-  if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
-  switch (admitted) {
-    case TETHER_OK: break;
-    case TETHER_E_QUEUE_FULL:
-      throw StatusError(admitted, "executor '" + options_.name + "' queue is full (" +
-                                      std::to_string(ledger_.capacity()) + " tasks)");
-    case TETHER_E_DEADLOCK:
-      throw StatusError(admitted, "waiting for room from executor '" + options_.name +
-                                      "''s own thread would wait on itself");
-    default:
-      throw StatusError(admitted, "no room in executor '" + options_.name + "' queue within the timeout");
-  }
+  ledger_.admit_or_throw(room, lane_->is_inside(), "executor '" + options_.name + "' queue");
   std::shared_ptr<Scope> future;
   Call* call;
   try {
