@@ -248,6 +248,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
         scope_options.serving_lane_id = lane->id();
       }
       scope_options.owner_stop = &cancel_;
+      scope_options.spin_wait = true;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
     } else {

@@ -57,13 +57,15 @@ void CallLedger::leave() noexcept {
 }
 
 void CallLedger::fire_and_forget_failed(ErrorPtr e) {
-  failed();
-  std::lock_guard lock(mutex_);
-  if (errors_.size() < kKeptErrors) {
-    errors_.push_back(std::move(e));
-  } else {
-    errors_dropped_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    if (errors_.size() < kKeptErrors) {
+      errors_.push_back(std::move(e));
+    } else {
+      errors_dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
+  failed();  // after the error is kept: a reader that sees the count finds the error
 }
 
 ErrorPtr CallLedger::kept_error(size_t i) const {

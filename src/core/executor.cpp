@@ -97,6 +97,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.name = options_.name;
       scope_options.serving_lane = lane_.get();
       scope_options.serving_lane_id = lane_->id();
+      scope_options.spin_wait = true;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
     } else {

@@ -219,7 +219,8 @@ void* Scope::take_result() {
 int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // Spin briefly before parking: a call answered within microseconds (an idle actor's
   // thread is itself spinning) then costs no futex wake-up on either side.
-  if (!all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+  if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
+      !is_inside()) {
     const auto spin_until = std::min(Deadline::Clock::now() + kWaitSpin, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
     SpinWait spin;
     while (state() < TETHER_SUCCEEDED && Deadline::Clock::now() < spin_until) spin.once();

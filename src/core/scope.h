@@ -45,6 +45,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // thread while it is not done is a wait on yourself.
     const void* serving_lane = nullptr;  // compared, never followed
     uint64_t serving_lane_id = 0;        // the same lane's id, for a manual lane's owner
+    // For a call: waiters spin briefly before parking (a call on a lane is often answered
+    // within microseconds; a runner, which starts a thread, never is).
+    bool spin_wait = false;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
   };

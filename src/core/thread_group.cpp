@@ -154,20 +154,17 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
 }
 
 void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body) {
-  {
-    std::lock_guard lock(mutex_);
-    ++running_;
-  }
-  g_unjoined.fetch_add(1, std::memory_order_acq_rel);  // before: the thread may be joined at once
+  // mutex_ is held across the creation so the new thread's exit notice finds its entry.
+  std::lock_guard lock(mutex_);
+  g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
-    (void)start_os_thread(options, std::move(body), shared_from_this());
+    const pthread_t t = start_os_thread(options, std::move(body), shared_from_this());
+    threads_.push_back(Entry{t, false});
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
-    std::lock_guard lock(mutex_);
-    --running_;
-    cv_.notify_all();
     throw;
   }
+  ++running_;
 }
 
 void ThreadGroup::exited(pthread_t self) noexcept {
@@ -175,18 +172,31 @@ void ThreadGroup::exited(pthread_t self) noexcept {
   {
     std::lock_guard lock(mutex_);
     --running_;
-    exited_.push_back(self);
+    for (Entry& e : threads_) {
+      if (pthread_equal(e.thread, self)) e.exited = true;  // absent: join_all already has it
+    }
     if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
   }
-  cv_.notify_all();  // unlocked: a woken join_all need not block on mutex_ at once
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+}
+
+std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
+  std::vector<pthread_t> claimed;
+  auto keep = threads_.begin();
+  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+    if (exited_only && !it->exited) {
+      *keep++ = *it;
+    } else {
+      claimed.push_back(it->thread);
+    }
+  }
+  threads_.erase(keep, threads_.end());
+  return claimed;
 }
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  while (!exited_.empty()) {
-    std::vector<pthread_t> batch;
-    batch.swap(exited_);
+  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // each has finished its work
     lock.lock();
@@ -198,12 +208,11 @@ void ThreadGroup::reap() {
 void ThreadGroup::join_all() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return running_ == 0 && !reap_scheduled_; });
-    if (exited_.empty()) return;
-    std::vector<pthread_t> batch;
-    batch.swap(exited_);
+    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
+    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
+    if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);
+    for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
     lock.lock();
   }
 }
@@ -213,7 +222,9 @@ void ThreadGroup::orphan() {
   {
     std::lock_guard lock(mutex_);
     orphaned_ = true;
-    if (!reap_scheduled_ && !exited_.empty()) schedule = reap_scheduled_ = true;
+    for (const Entry& e : threads_) {
+      if (e.exited && !reap_scheduled_) schedule = reap_scheduled_ = true;
+    }
   }
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }

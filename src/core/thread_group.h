@@ -1,12 +1,12 @@
-// ThreadGroup: the OS threads one owner (a runner's scope, later an executor) created,
-// and their joining. No thread is ever detached: each is joined exactly once, either by
-// the owner's blocking join_all() or by the control thread.
+// ThreadGroup: the OS threads one owner (a runner's scope, an executor, an actor's
+// groups) created, and their joining. No thread is ever detached: each is joined exactly
+// once, by whoever claims its entry: the owner's blocking join_all() (which joins every
+// thread directly, as std::thread::join does) or the control thread.
 //
-// A thread that exits while others of its group still run is joined at once by the
+// A thread that exits while others of its group still run is joined soon after by the
 // control thread, so a long-lived scope that keeps spawning short threads keeps no
-// finished thread around. The last thread to exit is left for join_all(), unless the
-// group was orphaned (its owner was released without waiting), in which case the control
-// thread joins it too.
+// finished thread around. The last one is left for join_all(), unless the group was
+// orphaned (its owner released without waiting): then the control thread joins it too.
 //
 // Thread safety: every member may be called from any thread. mutex_ guards every field
 // below it. Lifetime: shared; each running thread and each queued control-thread job
@@ -83,13 +83,19 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void exited(pthread_t self) noexcept override;
 
  private:
-  void reap();  // a control-thread job: joins exited_ until it is empty
+  struct Entry {
+    pthread_t thread;
+    bool exited;  // its exit notice came: joining it cannot block
+  };
+  void reap();  // a control-thread job: joins the exited threads until there are none
+  // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
+  std::vector<pthread_t> claim_locked(bool exited_only);
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  size_t running_ = 0;              // spawned, not yet exited
-  std::vector<pthread_t> exited_;   // exited, not yet joined
-  bool reap_scheduled_ = false;     // a control-thread job owns the joining now
+  std::condition_variable cv_;     // signalled when a reap ends
+  std::vector<Entry> threads_;     // spawned, not yet claimed for joining
+  size_t running_ = 0;             // spawned, exit notice not yet in
+  bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
 };
 
