@@ -492,7 +492,7 @@ TETHER_API tether_status tether_executor_error(tether_executor e, size_t i, teth
 TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_ns);
 
 /* tether_executor_release: ends the handle. Without actors on it, runs what is queued,
- * then joins the thread; with actors, returns at once and the thread ends after the last
+ * then joins the thread and the nested threads its tasks started; with actors, returns at once and the thread ends after the last
  * actor. A manual executor released from its owner thread outside run runs what is
  * queued right there; from another thread its queued tasks are cancelled. From the inside
  * it behaves as release_nowait. Returns TETHER_E_INVALID_HANDLE. */
@@ -662,7 +662,7 @@ TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_err
 TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns);
 
 /* tether_actor_release: stop(DRAIN) waited to the end, then the end of the handle and of
- * the actor's own threads. From the inside it behaves as release_nowait. Waiters on the
+ * the actor's own threads (its groups', and the nested threads its calls started). From the inside it behaves as release_nowait. Waiters on the
  * handle return TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE. */
 TETHER_API tether_status tether_actor_release(tether_actor a);
 

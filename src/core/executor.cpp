@@ -26,14 +26,14 @@ class TaskCall : public Call {
       }
       ErrorPtr err;
       {
-        Task task(future_.get(), lane.name(), /*is_target=*/true);
+        Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
         err = run_task(task, [&](tether_task* t) { return fn_(t, arg.get()); });
       }
       arg.reset();
       settle_with_future(*future_, std::move(err), ledger);
       return;
     }
-    Task task(nullptr, lane.name(), /*is_target=*/true);
+    Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
     ErrorPtr err = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     arg_.reset();
     settle_fire_and_forget(task, std::move(err), ledger, executor_);
@@ -98,6 +98,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.serving_lane = lane_.get();
       scope_options.serving_lane_id = lane_->id();
       scope_options.spin_wait = true;
+      scope_options.threads = threads_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
     } else {

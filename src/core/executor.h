@@ -57,6 +57,9 @@ class Executor : public std::enable_shared_from_this<Executor> {
   // release_handle: the handle's end (see tether_executor_release).
   void release_handle(bool wait);
 
+  // threads: the executor's thread, and the nested threads its tasks spawn.
+  [[nodiscard]] const std::shared_ptr<ThreadGroup>& threads() const noexcept { return threads_; }
+
   // join_threads: blocks until the executor's thread has exited and been joined.
   void join_threads() { threads_->join_all(); }
 

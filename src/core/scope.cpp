@@ -50,9 +50,11 @@ Scope::Scope(Options options) : options_(std::move(options)) {}
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
-  // Nobody joins a call's nested threads by hand (a future's release does not wait):
-  // the control thread joins each one once it has exited.
-  scope->threads_orphaned_ = true;
+  // A call's nested threads join its owner's group, which the owner's release joins;
+  // without one, nobody joins them by hand (a future's release does not wait) and the
+  // control thread joins each once it has exited.
+  scope->threads_ = scope->options_.threads;
+  scope->threads_orphaned_ = !scope->threads_;
   scope->pending_arg_ = std::move(arg);
   return scope;
 }

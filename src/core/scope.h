@@ -48,6 +48,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a call: waiters spin briefly before parking (a call on a lane is often answered
     // within microseconds; a runner, which starts a thread, never is).
     bool spin_wait = false;
+    // For a call: the owner's thread group, which its nested threads join, so the
+    // owner's release joins them too. Null: the scope makes one of its own.
+    std::shared_ptr<ThreadGroup> threads;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
   };

@@ -36,6 +36,7 @@ Scope& Task::scope_for_spawn() {
   Scope::Options options;
   options.name = thread_name_;
   options.owner_stop = origin_.owner_stop;
+  if (origin_.threads != nullptr) options.threads = *origin_.threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
   (void)lazy_scope_->start_call(none);  // this task is its running target

@@ -17,11 +17,13 @@
 namespace tether {
 
 class Scope;
+class ThreadGroup;
 
 // TaskOrigin: where a task comes from, beyond its scope.
 struct TaskOrigin {
   const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
   uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
+  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
 };
 
 class Task {
