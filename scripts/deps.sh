@@ -19,5 +19,15 @@ tether_require_packages() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# tether_require_commands CMD:PKG...: installs PKG for each CMD that is not on PATH (a
+# toolchain installed another way, rustup's cargo say, is used as it is).
+tether_require_commands() {
+  local pair pkgs=()
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || pkgs+=("${pair#*:}")
+  done
+  [ ${#pkgs[@]} -eq 0 ] || tether_require_packages "${pkgs[@]}"
+}
+
 # The toolchain every build needs.
 TETHER_BUILD_PACKAGES=(g++ cmake ninja-build pkg-config libgtest-dev)

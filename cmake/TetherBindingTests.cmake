@@ -1,0 +1,38 @@
+# The Rust and Go bindings' own test suites, run by ctest in the plain build against the
+# library just built, found the way their users find it (TETHER_LIB_DIR / pkg-config).
+# Sanitizer and valgrind builds skip them: those builds check the library itself.
+if(TETHER_SANITIZE OR TETHER_VALGRIND)
+  return()
+endif()
+
+set(_tether_lib_dir "$<TARGET_FILE_DIR:tether>")
+set(_tether_pc_dir "${PROJECT_BINARY_DIR}/pkgconfig")
+
+find_program(TETHER_CARGO cargo)
+if(TETHER_CARGO AND EXISTS "${PROJECT_SOURCE_DIR}/bindings/rust/Cargo.toml")
+  set(_rust_env "TETHER_LIB_DIR=${_tether_lib_dir}" "CARGO_TARGET_DIR=${PROJECT_BINARY_DIR}/rust-target"
+                "TETHER_TEST_SCALE=1")
+  add_test(NAME rust.cargo_test
+    COMMAND ${CMAKE_COMMAND} -E env ${_rust_env}
+            ${TETHER_CARGO} test --offline --manifest-path "${PROJECT_SOURCE_DIR}/bindings/rust/Cargo.toml")
+  add_test(NAME rust.valgrind
+    COMMAND ${CMAKE_COMMAND} -E env ${_rust_env} "TETHER_VALGRIND_EXE=${TETHER_VALGRIND_EXE}"
+            bash "${PROJECT_SOURCE_DIR}/bindings/rust/valgrind.sh" "${PROJECT_SOURCE_DIR}/bindings/rust")
+  set_tests_properties(rust.cargo_test PROPERTIES TIMEOUT 900 RESOURCE_LOCK cargo)
+  set_tests_properties(rust.valgrind PROPERTIES TIMEOUT 900 RESOURCE_LOCK cargo DEPENDS rust.cargo_test)
+  if(NOT EXISTS "${PROJECT_SOURCE_DIR}/bindings/rust/valgrind.sh")
+    set_tests_properties(rust.valgrind PROPERTIES DISABLED TRUE)
+  endif()
+endif()
+
+find_program(TETHER_GO go)
+if(TETHER_GO AND EXISTS "${PROJECT_SOURCE_DIR}/bindings/go/go.mod")
+  set(_go_env "PKG_CONFIG_PATH=${_tether_pc_dir}" "CGO_ENABLED=1" "TETHER_TEST_SCALE=1")
+  add_test(NAME go.vet
+    COMMAND ${CMAKE_COMMAND} -E env ${_go_env} ${TETHER_GO} vet ./...
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/bindings/go")
+  add_test(NAME go.test_race
+    COMMAND ${CMAKE_COMMAND} -E env ${_go_env} ${TETHER_GO} test -race -count=1 ./...
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/bindings/go")
+  set_tests_properties(go.vet go.test_race PROPERTIES TIMEOUT 900 RESOURCE_LOCK go)
+endif()
