@@ -20,7 +20,7 @@ class Actor::CtorCall : public Call {
     ErrorPtr err;
     std::shared_ptr<Scope> nested;
     {
-      Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_, &actor_.group_threads_});
+      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
       if (task.lazy_scope()) {  // nested threads run on; the actor waits for them before its end
@@ -68,7 +68,7 @@ class Actor::MethodCall : public Call {
       actor_.settle_when_done(future_.get());
       return;
     } else {
-      Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_, &actor_.group_threads_});
+      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
       arg_.reset();
       settle_fire_and_forget(task, std::move(err), ledger, actor_);
@@ -95,7 +95,7 @@ class Actor::MethodCall : public Call {
     }
     ErrorPtr err;
     {
-      Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{&actor_.cancel_, actor_.handle_, &actor_.group_threads_});
+      Task task(future_.get(), lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
@@ -123,7 +123,7 @@ class Actor::MethodCall : public Call {
     future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
 
-  Actor& actor_;  // alive: the call's hold keeps the destructor (and the end) away
+  Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
   tether_method_fn method_;
   UserArg arg_;
   std::shared_ptr<Scope> future_;

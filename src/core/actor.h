@@ -32,6 +32,7 @@
 #include "core/executor.h"
 #include "core/lane.h"
 #include "core/scope.h"
+#include "core/task.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 
@@ -92,6 +93,8 @@ class Actor : public std::enable_shared_from_this<Actor> {
   };
 
   explicit Actor(Options options);
+  // origin: what the tasks of this actor's calls know of it.
+  [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
   void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
