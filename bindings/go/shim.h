@@ -1,0 +1,26 @@
+/*
+ * shim.h — the Go binding's C side: one trampoline per callback shape.
+ *
+ * Go funcs travel through the C API as runtime/cgo.Handle values. Go hands them over as
+ * uintptr_t; only here are they turned into the `void *arg` the C API keeps (and back),
+ * so no Go code ever converts a handle to unsafe.Pointer (checkptr under -race would
+ * reject it). Every `arg` is given `tgo_drop` as its arg_drop, which deletes the handle:
+ * the library runs it exactly once.
+ */
+#ifndef TETHER_GO_SHIM_H
+#define TETHER_GO_SHIM_H
+
+#include <stdint.h>
+#include <tether/tether.h>
+
+tether_status tgo_runner_start(const tether_runner_options *o, uintptr_t h, tether_runner *out);
+tether_status tgo_task_spawn(tether_task *t, const char *name, uintptr_t h);
+tether_status tgo_runner_on_done(tether_runner r, uintptr_t h);
+/* out may be NULL: fire and forget. */
+tether_status tgo_executor_submit(tether_executor e, uintptr_t h, tether_future *out);
+tether_status tgo_future_on_done(tether_future f, uintptr_t h);
+tether_status tgo_actor_create(const tether_actor_options *o, uintptr_t h, tether_actor *out);
+/* group may be NULL (the default thread); out may be NULL (fire and forget). */
+tether_status tgo_actor_call(tether_actor a, const char *group, uintptr_t h, tether_future *out);
+
+#endif

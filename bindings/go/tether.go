@@ -1,0 +1,120 @@
+// Package tether runs Go code on OS threads that tether pins and watches: the errors of
+// background threads are never lost, and an actor's state never moves to another thread.
+//
+// It binds the C API of the tether library (include/tether/tether.h) with cgo only. The
+// library is found with pkg-config; with a build tree:
+//
+//	cmake -S . -B build/go-lib -G Ninja -DTETHER_BUILD_TESTS=OFF -DTETHER_BUILD_EXAMPLES=OFF
+//	cmake --build build/go-lib
+//	cd bindings/go && PKG_CONFIG_PATH=$PWD/../../build/go-lib/pkgconfig go test -race ./...
+//
+// (the tether.pc of a build tree carries an rpath, so nothing else is needed to run).
+//
+// # Threads and goroutines
+//
+// Every func handed to this package runs as a cgo callback on a thread the library
+// created: the goroutine that runs it stays on that OS thread until the func returns.
+// Thus an actor's constructor and every default-group method see the same
+// syscall.Gettid(), and thread-local state of C libraries they call persists between
+// calls. Goroutines the func starts run wherever the Go scheduler puts them.
+//
+// # Funcs, handles and panics
+//
+// A func travels through the C API as a runtime/cgo.Handle; the library drops it exactly
+// once, when the work has run or instead of running it (cancelled, rejected). A panic in
+// a func is recovered and fails its task with ErrPanic, the panic value in the message.
+//
+// # Closing
+//
+// Runner, Executor, Actor and Future have an explicit, idempotent Close. A finalizer
+// only backs it up (with the library's non-blocking release), so forgetting Close leaks
+// nothing for long, but Close says when the threads are joined.
+package tether
+
+/*
+#cgo pkg-config: tether
+#include <stdlib.h>
+#include <tether/tether.h>
+#include "shim.h"
+
+#if TETHER_VERSION_MAJOR != 0 || TETHER_VERSION_MINOR != 1
+#error "the tether Go binding expects the tether 0.1 C API (tether.h TETHER_VERSION_MAJOR/MINOR)"
+#endif
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// The C API version this package was written for; the #error guard above checks the
+// header, init checks the library loaded at run time.
+const (
+	versionMajor = 0
+	versionMinor = 1
+)
+
+func init() {
+	v := uint32(C.tether_version())
+	if v>>16 != versionMajor || (v>>8)&0xff != versionMinor {
+		panic(fmt.Sprintf("tether: the loaded library is %s, this package needs %d.%d.x",
+			C.GoString(C.tether_version_string()), versionMajor, versionMinor))
+	}
+}
+
+// Version is the loaded library's version, "MAJOR.MINOR.PATCH".
+func Version() string { return C.GoString(C.tether_version_string()) }
+
+// State is the state of a runner, a future or an actor call.
+type State int32
+
+const (
+	Pending   State = C.TETHER_PENDING
+	Running   State = C.TETHER_RUNNING
+	Succeeded State = C.TETHER_SUCCEEDED
+	Failed    State = C.TETHER_FAILED
+	Cancelled State = C.TETHER_CANCELLED
+)
+
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "Pending"
+	case Running:
+		return "Running"
+	case Succeeded:
+		return "Succeeded"
+	case Failed:
+		return "Failed"
+	case Cancelled:
+		return "Cancelled"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// Terminal reports whether s never changes again.
+func (s State) Terminal() bool { return s == Succeeded || s == Failed || s == Cancelled }
+
+// cstring returns a C copy of s, or NULL for "", and the func that frees it.
+func cstring(s string) (*C.char, func()) {
+	if s == "" {
+		return nil, func() {}
+	}
+	cs := C.CString(s)
+	return cs, func() { C.free(unsafe.Pointer(cs)) }
+}
+
+// timeoutNS converts d to the C API's timeouts: d < 0 waits forever.
+func timeoutNS(d time.Duration) C.int64_t {
+	if d < 0 {
+		return -1
+	}
+	return C.int64_t(d.Nanoseconds())
+}
+
+// DebugUnjoinedThreads is how many threads the library created and has not yet joined
+// (its control thread aside). After a non-blocking release (a finalizer) the threads are
+// joined a little later; tests wait for this to reach 0.
+func DebugUnjoinedThreads() int { return int(C.tether_debug_unjoined_threads()) }
