@@ -36,13 +36,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testScale multiplies stress sizes: env TETHER_TEST_SCALE (default 1; e.g. 0.1).
+// testScale divides stress sizes by env TETHER_TEST_SCALE, the project's convention
+// (20 under valgrind, 10 under TSan, 4 under ASan; default 1).
 func testScale(n int) int {
-	s, err := strconv.ParseFloat(os.Getenv("TETHER_TEST_SCALE"), 64)
-	if err != nil || s <= 0 {
+	d, err := strconv.ParseFloat(os.Getenv("TETHER_TEST_SCALE"), 64)
+	if err != nil || d < 1 {
 		return n
 	}
-	if m := int(float64(n) * s); m > 0 {
+	if m := int(float64(n) / d); m > 0 {
 		return m
 	}
 	return 1

@@ -421,7 +421,7 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
-// 100,000 (x TETHER_TEST_SCALE) funcs submitted then cancelled leave no live handle.
+// 100,000 (/ TETHER_TEST_SCALE) funcs submitted then cancelled leave no live handle.
 func TestSubmittedThenCancelledLeaveNoHandle(t *testing.T) {
 	base := liveHandles.Load()
 	e, err := NewExecutor(&ExecutorOptions{Name: "cancelled"})

@@ -1,0 +1,139 @@
+//! # tether — threads you can trust, from Rust
+//!
+//! A safe binding of the tether C library: closures instead of function pointers,
+//! `Result` instead of status codes, `Drop` instead of release.
+//!
+//! - [`Runner`]: a scope of threads (a target and its nested threads, [`Scope::spawn`])
+//!   whose first error is never lost, even while the others still run.
+//! - [`Executor`]: one OS thread for life; [`Future`] for what you submit to it
+//!   (blocking waits, or `.await`).
+//! - [`Actor<S>`](Actor): state built ON its pinned thread and never moved, so it need not
+//!   be `Send` (`Rc<RefCell<_>>`, `thread_local!` set by the constructor).
+//!
+//! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
+//! with the panic message and never crosses into C. Closures handed to the library are
+//! `Send + 'static`, because the library may drop one on any thread (when the work is
+//! cancelled or rejected).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tether::{Runner, RunnerOptions, State};
+//!
+//! let runner = Runner::spawn(&RunnerOptions::new(), |scope| {
+//!     scope.spawn("nested", |_| -> Result<(), String> { panic!("nested thread died") })?;
+//!     Ok::<_, tether::Error>(())
+//! }).unwrap();
+//! assert_eq!(runner.join(Some(Duration::from_secs(5))).unwrap(), State::Failed);
+//! let err = runner.error().unwrap();
+//! assert!(err.is_panic());
+//! assert_eq!(err.message(), "nested thread died");
+//! ```
+//!
+//! # What the compiler refuses
+//!
+//! A value of the actor's state that is not `Send` cannot leave its thread:
+//!
+//! ```compile_fail
+//! use std::rc::Rc;
+//! let actor = tether::Actor::new(&tether::ActorOptions::new(), || Rc::new(1)).unwrap();
+//! let leaked = actor.call(|rc: &mut Rc<i32>| rc.clone()); // Rc is not Send
+//! ```
+//!
+//! Group calls run on other threads, so they need `S: Sync`:
+//!
+//! ```compile_fail
+//! use std::cell::Cell;
+//! let opts = tether::ActorOptions::new().group("io", 1);
+//! let actor = tether::Actor::new(&opts, || Cell::new(1)).unwrap();
+//! actor.call_in("io", |c: &Cell<i32>| c.get()); // Cell is not Sync
+//! ```
+//!
+//! A `Scope` stays on its callback's thread:
+//!
+//! ```compile_fail
+//! fn must_be_send<T: Send>(_: T) {}
+//! tether::Runner::spawn(&tether::RunnerOptions::new(), |scope| {
+//!     must_be_send(scope); // &Scope is not Send
+//!     Ok::<(), String>(())
+//! });
+//! ```
+//!
+//! Nested threads may outlive their starter, so their closures are `'static`:
+//!
+//! ```compile_fail
+//! tether::Runner::spawn(&tether::RunnerOptions::new(), |scope| {
+//!     let local = String::from("borrowed");
+//!     scope.spawn("n", |_| { println!("{}", &local); Ok::<(), String>(()) })
+//! });
+//! ```
+//!
+//! The constructor closure moves to the actor's thread, so it must be `Send`:
+//!
+//! ```compile_fail
+//! use std::rc::Rc;
+//! let rc = Rc::new(5);
+//! let actor = tether::Actor::new(&tether::ActorOptions::new(), move || *rc);
+//! ```
+#![warn(missing_docs)]
+
+mod actor;
+mod error;
+mod executor;
+mod runner;
+mod util;
+
+pub use tether_sys as sys;
+
+pub use actor::{Actor, ActorOptions, ActorState, StopMode};
+pub use error::Error;
+pub use executor::{Executor, ExecutorOptions, Future, Stats};
+pub use runner::{Runner, RunnerOptions, Scope};
+
+/// The state of a runner, a future or an actor call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Queued, not started.
+    Pending,
+    /// Started.
+    Running,
+    /// Terminal: every thread returned Ok.
+    Succeeded,
+    /// Terminal: at the first error.
+    Failed,
+    /// Terminal: cancelled, without an error.
+    Cancelled,
+}
+
+impl State {
+    pub(crate) fn from_raw(s: i32) -> State {
+        match s {
+            sys::TETHER_PENDING => State::Pending,
+            sys::TETHER_RUNNING => State::Running,
+            sys::TETHER_SUCCEEDED => State::Succeeded,
+            sys::TETHER_CANCELLED => State::Cancelled,
+            _ => State::Failed,
+        }
+    }
+
+    /// Succeeded, Failed or Cancelled: once reported, never changes.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Succeeded | State::Failed | State::Cancelled)
+    }
+}
+
+/// The library's version string ("0.1.0").
+pub fn version() -> &'static str {
+    // SAFETY: static storage (header section 1).
+    unsafe { std::ffi::CStr::from_ptr(sys::tether_version_string()) }
+        .to_str()
+        .unwrap_or("")
+}
+
+/// How many threads the library created and has not yet joined (a testing aid).
+pub fn unjoined_threads() -> usize {
+    // SAFETY: never fails.
+    unsafe { sys::tether_debug_unjoined_threads() }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! `Runner`: a scope of threads whose errors are caught (header section 5).
+use std::ffi::{c_void, CStr, CString};
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use tether_sys as sys;
+
+use crate::util::{cstring, free_boxed, into_arg, run_task, set_result, take_closure, timeout_ns};
+use crate::{Error, State};
+
+/// Options of [`Runner::spawn`]. Fields left unset take the library's defaults (thread
+/// name "tether-run", stop on the first error, the platform's stack size).
+#[derive(Debug, Clone, Default)]
+pub struct RunnerOptions {
+    name: Option<String>,
+    stop_on_error: Option<bool>,
+    stack_size: Option<usize>,
+}
+
+impl RunnerOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The target thread's name (the OS sees its first 15 bytes).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Whether the first error asks every thread of the scope to stop (default true).
+    pub fn stop_on_error(mut self, yes: bool) -> Self {
+        self.stop_on_error = Some(yes);
+        self
+    }
+    /// The stack size of the target thread (0 = the platform's default).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+}
+
+/// The context of a running task: a runner's target or nested thread, an executor task
+/// or an actor method. Use it to start nested threads and to see stop requests.
+///
+/// A `Scope` is only valid on the thread its callback runs on, for the duration of the
+/// callback: it is neither `Send` nor `Sync`, and closures only ever see `&Scope`.
+///
+/// ```
+/// use tether::{Runner, RunnerOptions};
+/// let runner = Runner::spawn(&RunnerOptions::new(), |scope| {
+///     scope.spawn("helper", |scope| {
+///         assert_eq!(scope.thread_name(), "helper");
+///         Ok::<(), String>(())
+///     }).unwrap();
+///     Ok::<_, String>(scope.thread_name())
+/// }).unwrap();
+/// assert_eq!(runner.into_result().unwrap(), "tether-run");
+/// ```
+pub struct Scope {
+    // A raw pointer: makes Scope !Send and !Sync, as a task is callback only.
+    task: *mut sys::tether_task,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Scope {
+    pub(crate) fn new(task: *mut sys::tether_task) -> Scope {
+        Scope {
+            task,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Starts `f` on a new NESTED thread named `name` that belongs to this task's scope:
+    /// the scope ends only when it has returned too, and fails at its first error
+    /// (`Err(e)` records TETHER_E_TASK_FAILED with `e`'s text, a panic TETHER_E_PANIC with
+    /// the panic message). Nested threads may outlive the task that starts them, so `f`
+    /// is `'static`; it is `Send` because it moves to the new thread.
+    pub fn spawn<F, E>(&self, name: &str, f: F) -> Result<(), Error>
+    where
+        F: FnOnce(&Scope) -> Result<(), E> + Send + 'static,
+        E: Display,
+    {
+        unsafe extern "C" fn trampoline<F, E>(
+            task: *mut sys::tether_task,
+            arg: *mut c_void,
+        ) -> sys::tether_status
+        where
+            F: FnOnce(&Scope) -> Result<(), E> + Send + 'static,
+            E: Display,
+        {
+            // SAFETY: `arg` is the Option<F> boxed by `spawn`; `task` is this callback's.
+            unsafe {
+                let Some(f) = take_closure::<F>(arg) else {
+                    return sys::TETHER_E_INTERNAL;
+                };
+                run_task(task, move || {
+                    f(&Scope::new(task)).map_err(|e| e.to_string())
+                })
+            }
+        }
+        let name = cstring(name);
+        // SAFETY: callback only: `self.task` is the task of the callback running on this
+        // thread (a Scope never leaves it). arg/arg_drop follow the contract: the box is
+        // freed exactly once by free_boxed, also when the call fails.
+        let st = unsafe {
+            sys::tether_task_spawn(
+                self.task,
+                name.as_ptr(),
+                Some(trampoline::<F, E>),
+                into_arg(Some(f)),
+                Some(free_boxed::<Option<F>>),
+            )
+        };
+        Error::check(st)
+    }
+
+    /// Whether cancellation, or a sibling's failure under stop_on_error, asked this scope
+    /// to stop. Cooperative: nothing is killed.
+    pub fn stop_requested(&self) -> bool {
+        // SAFETY: callback only, as above.
+        unsafe { sys::tether_task_stop_requested(self.task) != 0 }
+    }
+
+    /// The full name of the thread this task runs on.
+    pub fn thread_name(&self) -> String {
+        // SAFETY: callback only; the string is valid until the callback returns and is
+        // copied here.
+        unsafe { CStr::from_ptr(sys::tether_task_thread_name(self.task)) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Records a failure (TETHER_E_TASK_FAILED with `user_code` and `message`) without
+    /// returning: the task fails even if it then returns normally.
+    pub fn fail(&self, user_code: i64, message: &str) {
+        let m = cstring(message);
+        // SAFETY: callback only, as above.
+        unsafe { sys::tether_task_fail(self.task, user_code, m.as_ptr()) };
+    }
+}
+
+/// A scope of threads whose errors are caught: the target runs on a new thread, and
+/// every nested thread it starts ([`Scope::spawn`]) belongs to the same scope. The scope
+/// fails at its FIRST error, from any of its threads, even while the others still run;
+/// it succeeds when all have returned `Ok`.
+///
+/// Dropping a `Runner` cancels the scope and joins every one of its threads.
+///
+/// ```
+/// use std::time::Duration;
+/// use tether::{Runner, RunnerOptions, State};
+///
+/// let runner = Runner::spawn(&RunnerOptions::new().name("trainer"), |scope| {
+///     scope.spawn("upload-1", |_| Err::<(), _>("disk full"))?;
+///     // keep training until the failure asks us to stop (bounded)
+///     for _ in 0..500 {
+///         if scope.stop_requested() { break; }
+///         std::thread::sleep(Duration::from_millis(10));
+///     }
+///     Ok::<_, tether::Error>(42)
+/// }).unwrap();
+/// assert_eq!(runner.join(Some(Duration::from_secs(5))).unwrap(), State::Failed);
+/// let err = runner.error().unwrap();
+/// assert_eq!((err.thread_name(), err.message()), ("upload-1", "disk full"));
+/// ```
+#[derive(Debug)]
+pub struct Runner<T> {
+    handle: sys::tether_runner,
+    // fn() -> T: a Runner only ever hands a T out (into_result), and T: Send is required
+    // where the T is made, so the Runner itself is Send + Sync whatever T is.
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static> Runner<T> {
+    /// Runs `f` on a new thread. `Ok(v)` becomes the scope's result (read it with
+    /// [`into_result`](Self::into_result)); `Err(e)` fails the scope with
+    /// TETHER_E_TASK_FAILED and `e`'s text; a panic fails it with TETHER_E_PANIC and the
+    /// panic message.
+    pub fn spawn<F, E>(options: &RunnerOptions, f: F) -> Result<Runner<T>, Error>
+    where
+        F: FnOnce(&Scope) -> Result<T, E> + Send + 'static,
+        E: Display,
+    {
+        unsafe extern "C" fn trampoline<T, F, E>(
+            task: *mut sys::tether_task,
+            arg: *mut c_void,
+        ) -> sys::tether_status
+        where
+            T: Send + 'static,
+            F: FnOnce(&Scope) -> Result<T, E> + Send + 'static,
+            E: Display,
+        {
+            // SAFETY: `arg` is the Option<F> boxed by `spawn`; `task` is this callback's.
+            unsafe {
+                let Some(f) = take_closure::<F>(arg) else {
+                    return sys::TETHER_E_INTERNAL;
+                };
+                run_task(task, move || match f(&Scope::new(task)) {
+                    Ok(v) => set_result(task, v),
+                    Err(e) => Err(e.to_string()),
+                })
+            }
+        }
+        let mut o = std::mem::MaybeUninit::<sys::tether_runner_options>::zeroed();
+        // SAFETY: _init fills every field.
+        let mut o = unsafe {
+            sys::tether_runner_options_init(o.as_mut_ptr());
+            o.assume_init()
+        };
+        let name: Option<CString> = options.name.as_deref().map(cstring);
+        if let Some(n) = &name {
+            o.name = n.as_ptr();
+        }
+        if let Some(s) = options.stop_on_error {
+            o.stop_on_error = s as _;
+        }
+        if let Some(s) = options.stack_size {
+            o.stack_size = s;
+        }
+        let mut handle = sys::tether_runner { id: 0 };
+        // SAFETY: `o` and `name` outlive the call; the arg box is freed exactly once by
+        // free_boxed (also when the call fails).
+        let st = unsafe {
+            sys::tether_runner_start(
+                &o,
+                Some(trampoline::<T, F, E>),
+                into_arg(Some(f)),
+                Some(free_boxed::<Option<F>>),
+                &mut handle,
+            )
+        };
+        Error::check(st)?;
+        Ok(Runner {
+            handle,
+            _t: PhantomData,
+        })
+    }
+}
+
+impl<T> Runner<T> {
+    /// The scope's state, without blocking.
+    pub fn poll(&self) -> State {
+        let mut s = 0;
+        // SAFETY: out-pointer to a local.
+        unsafe { sys::tether_runner_poll(self.handle, &mut s) };
+        State::from_raw(s)
+    }
+
+    /// Waits until the scope is terminal (at its first error, not necessarily when every
+    /// thread has ended), at most `timeout` (`None`: forever). Returns the terminal state,
+    /// or an error (`is_timeout()`) when the timeout passed first.
+    pub fn join(&self, timeout: Option<Duration>) -> Result<State, Error> {
+        // SAFETY: plain call on our handle.
+        Error::check(unsafe { sys::tether_runner_join(self.handle, timeout_ns(timeout)) })?;
+        Ok(self.poll())
+    }
+
+    /// Like [`join`](Self::join), and in addition waits until every thread has ended.
+    pub fn join_all(&self, timeout: Option<Duration>) -> Result<State, Error> {
+        // SAFETY: plain call on our handle.
+        Error::check(unsafe { sys::tether_runner_join_all(self.handle, timeout_ns(timeout)) })?;
+        Ok(self.poll())
+    }
+
+    /// The first error, if the scope failed (or was cancelled).
+    pub fn error(&self) -> Option<Error> {
+        let mut e = sys::tether_error { id: 0 };
+        // SAFETY: out-pointer to a local; a returned handle is released by from_handle.
+        unsafe { sys::tether_runner_error(self.handle, &mut e) };
+        (e.id != 0).then(|| Error::from_handle(e))
+    }
+
+    /// Every error recorded so far, in order (complete once every thread has ended).
+    pub fn errors(&self) -> Vec<Error> {
+        // SAFETY: plain calls on our handle; each handle is released by from_handle.
+        let n = unsafe { sys::tether_runner_error_count(self.handle) };
+        (0..n)
+            .filter_map(|i| {
+                let mut e = sys::tether_error { id: 0 };
+                let st = unsafe { sys::tether_runner_error_at(self.handle, i, &mut e) };
+                (st == sys::TETHER_OK).then(|| Error::from_handle(e))
+            })
+            .collect()
+    }
+
+    /// How many threads of the scope (the target included) have not yet returned.
+    pub fn live_threads(&self) -> usize {
+        let mut n = 0;
+        // SAFETY: out-pointer to a local.
+        unsafe { sys::tether_runner_live_threads(self.handle, &mut n) };
+        n
+    }
+
+    /// Asks every thread of the scope to stop ([`Scope::stop_requested`]).
+    pub fn cancel(&self) {
+        // SAFETY: plain call on our handle.
+        unsafe { sys::tether_runner_cancel(self.handle) };
+    }
+
+    /// Records an error raised on a thread the scope did not create.
+    pub fn report_error(&self, message: &str) -> Result<(), Error> {
+        let m = cstring(message);
+        // SAFETY: the message outlives the call.
+        Error::check(unsafe {
+            sys::tether_runner_report_error(self.handle, sys::TETHER_E_TASK_FAILED, 0, m.as_ptr())
+        })
+    }
+
+    /// Waits (without limit) until the scope is terminal, then returns the target's value
+    /// if it SUCCEEDED, else the first error. Bound the wait first with
+    /// [`join`](Self::join) if the work might not end.
+    pub fn into_result(self) -> Result<T, Error> {
+        match self.join(None)? {
+            State::Succeeded => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: the result was stored by the target's trampoline as a Box<T>;
+                // taking it makes us its owner (the library will not drop it).
+                Error::check(unsafe { sys::tether_runner_take_result(self.handle, &mut p) })?;
+                if p.is_null() {
+                    return Err(Error::new(
+                        sys::TETHER_E_INTERNAL,
+                        "the runner has no result",
+                    ));
+                }
+                Ok(*unsafe { Box::from_raw(p.cast::<T>()) })
+            }
+            _ => Err(self.error().unwrap_or_else(|| {
+                Error::new(sys::TETHER_E_INTERNAL, "terminal runner without an error")
+            })),
+        }
+    }
+}
+
+impl<T> Drop for Runner<T> {
+    /// Cancels the scope and waits until every thread has ended and been joined (from
+    /// inside the scope, the library leaves the joining to its control thread instead).
+    fn drop(&mut self) {
+        // SAFETY: we own the handle and release it exactly once.
+        unsafe { sys::tether_runner_release(self.handle) };
+    }
+}
