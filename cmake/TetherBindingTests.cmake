@@ -23,6 +23,15 @@ if(TETHER_CARGO AND EXISTS "${PROJECT_SOURCE_DIR}/bindings/rust/Cargo.toml")
   if(NOT EXISTS "${PROJECT_SOURCE_DIR}/bindings/rust/valgrind.sh")
     set_tests_properties(rust.valgrind PROPERTIES DISABLED TRUE)
   endif()
+  get_filename_component(_cargo_dir "${TETHER_CARGO}" DIRECTORY)
+  find_program(TETHER_CARGO_CLIPPY cargo-clippy HINTS "${_cargo_dir}")
+  if(TETHER_CARGO_CLIPPY)  # lint only where clippy is installed
+    add_test(NAME rust.clippy
+      COMMAND ${CMAKE_COMMAND} -E env ${_rust_env}
+              ${TETHER_CARGO} clippy --offline --all-targets --manifest-path "${PROJECT_SOURCE_DIR}/bindings/rust/Cargo.toml"
+              -- -D warnings)
+    set_tests_properties(rust.clippy PROPERTIES TIMEOUT 900 RESOURCE_LOCK cargo)
+  endif()
 endif()
 
 find_program(TETHER_GO go)
