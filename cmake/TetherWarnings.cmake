@@ -3,6 +3,11 @@ function(tether_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
   if(TETHER_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
+    # GCC 12's -Wrestrict and -Wstringop-overflow fire falsely inside libstdc++'s string and
+    # vector code at -O2/-O3 (GCC bugs 105329, 106199): kept as warnings, not errors.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=restrict -Wno-error=stringop-overflow>)
+    endif()
   endif()
 endfunction()
 

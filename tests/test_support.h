@@ -132,7 +132,9 @@ class Runner {
   [[nodiscard]] tether_runner get() const { return h_; }
   [[nodiscard]] uint64_t id() const { return h_.id; }
   // open_on_exit: gates to open before the destructor releases the runner.
-  void open_on_exit(std::initializer_list<Event *> gates) { gates_.insert(gates_.end(), gates); }
+  void open_on_exit(std::initializer_list<Event *> gates) {
+    for (Event *g : gates) gates_.push_back(g);  // not insert(end, list): a GCC 12 -O3 false warning
+  }
   // release: releases now and forgets the handle; returns the status.
   tether_status release();
   // forget: the handle was ended some other way (released from the inside).

@@ -335,7 +335,10 @@ class Executor {
   }
   tether_executor *out() { return &h_; }
   [[nodiscard]] tether_executor get() const { return h_; }
-  void open_on_exit(std::initializer_list<Gate *> gates) { gates_.insert(gates_.end(), gates); }
+  // push_back, not insert(end, list): GCC 12 at -O3 warns falsely (-Wstringop-overflow) on the latter.
+  void open_on_exit(std::initializer_list<Gate *> gates) {
+    for (Gate *g : gates) gates_.push_back(g);
+  }
   tether_status release() { return tether_executor_release(std::exchange(h_, tether_executor{})); }
 
  private:
@@ -356,7 +359,10 @@ class Actor {
   }
   tether_actor *out() { return &h_; }
   [[nodiscard]] tether_actor get() const { return h_; }
-  void open_on_exit(std::initializer_list<Gate *> gates) { gates_.insert(gates_.end(), gates); }
+  // push_back, not insert(end, list): GCC 12 at -O3 warns falsely (-Wstringop-overflow) on the latter.
+  void open_on_exit(std::initializer_list<Gate *> gates) {
+    for (Gate *g : gates) gates_.push_back(g);
+  }
   tether_status release() { return tether_actor_release(std::exchange(h_, tether_actor{})); }
   void forget() { h_ = {}; }
   // state: tether_actor_state, or -1 when the call fails.
