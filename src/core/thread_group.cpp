@@ -139,12 +139,19 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   auto start = std::make_unique<StartData>(
       StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
 
-  const sigset_t blocked = async_signals();
-  sigset_t previous;
-  pthread_sigmask(SIG_SETMASK, &blocked, &previous);  // the new thread inherits this mask
+  // The new thread starts with asynchronous signals blocked. glibc >= 2.32 takes the mask
+  // in the attributes; older ones get it the classic way, by the creator's own mask.
+  static const sigset_t blocked = async_signals();
   pthread_t thread;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  pthread_attr_setsigmask_np(&attr, &blocked);
+  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
+#else
+  sigset_t previous;
+  pthread_sigmask(SIG_SETMASK, &blocked, &previous);
   const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+#endif
   if (rc != 0) {
     throw StatusError(TETHER_E_THREAD_CREATE,
                       "cannot create thread '" + options.name + "': " + std::strerror(rc));
