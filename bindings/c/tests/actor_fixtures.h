@@ -310,4 +310,27 @@ static inline int32_t call_and_wait(tether_actor a, const char *group, tether_me
 /* join_thread: pthread_join that fails the test on error. */
 static inline void join_thread(pthread_t th) { CHECK(pthread_join(th, NULL) == 0); }
 
+/* order: checks that calls run in submission order; each call carries an order_item. */
+typedef struct order {
+  counter drops; /* FIRST member: arg drops of every call */
+  counter next;
+  counter bad;
+} order;
+
+typedef struct order_item {
+  order *o;
+  long i;
+} order_item;
+
+static inline tether_status m_order(tether_task *t, void *state, void *arg) {
+  order_item *it = (order_item *)arg;
+  (void)t;
+  (void)state;
+  if (counter_get(&it->o->next) != it->i) counter_add(&it->o->bad, 1);
+  counter_set(&it->o->next, it->i + 1);
+  return TETHER_OK;
+}
+
+static inline void order_item_drop(void *p) { counter_add(&((order_item *)p)->o->drops, 1); }
+
 #endif /* TETHER_C_ACTOR_FIXTURES_H */

@@ -90,6 +90,20 @@ static inline void harness_fail(const char *file, int line, const char *fmt, ...
     }                                                                                        \
   } while (0)
 
+/* CHECK_ST_IN / CHECK_IN: CHECK_ST / CHECK that also name the case under test (`what`). */
+#define CHECK_ST_IN(what, expr, want)                                                        \
+  do {                                                                                       \
+    tether_status g_ = (expr), w_ = (want);                                                  \
+    if (g_ != w_)                                                                            \
+      harness_fail(__FILE__, __LINE__, "[%s] %s returned %s, want %s", (what), #expr,         \
+                   tether_status_name(g_), tether_status_name(w_));                          \
+  } while (0)
+
+#define CHECK_IN(what, cond)                                                                 \
+  do {                                                                                       \
+    if (!(cond)) harness_fail(__FILE__, __LINE__, "[%s] CHECK(%s)", (what), #cond);          \
+  } while (0)
+
 #define CHECK_STR(a, b)                                                                      \
   do {                                                                                       \
     const char *a_ = (a), *b_ = (b);                                                         \

@@ -98,27 +98,6 @@ TEST(actor_shared_executor) {
   CHECK_SOON(tether_debug_unjoined_threads() == 0);
 }
 
-typedef struct order {
-  counter drops; /* FIRST member: arg drops of every call */
-  counter next;
-  counter bad;
-} order;
-
-typedef struct order_item {
-  order *o;
-  long i;
-} order_item;
-
-static tether_status m_order(tether_task *t, void *state, void *arg) {
-  order_item *it = (order_item *)arg;
-  (void)t;
-  (void)state;
-  if (counter_get(&it->o->next) != it->i) counter_add(&it->o->bad, 1);
-  counter_set(&it->o->next, it->i + 1);
-  return TETHER_OK;
-}
-
-static void order_item_drop(void *p) { counter_add(&((order_item *)p)->o->drops, 1); }
 
 /* 20,000 calls from one producer run in submission order (after the constructor). */
 TEST(actor_call_order) {

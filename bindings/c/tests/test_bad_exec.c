@@ -14,18 +14,6 @@
 
 #include <limits.h>
 
-#define CHECK_ST_IN(what, expr, want)                                                        \
-  do {                                                                                       \
-    tether_status g_ = (expr), w_ = (want);                                                  \
-    if (g_ != w_)                                                                            \
-      harness_fail(__FILE__, __LINE__, "[%s] %s returned %s, want %s", (what), #expr,         \
-                   tether_status_name(g_), tether_status_name(w_));                          \
-  } while (0)
-
-#define CHECK_IN(what, cond)                                                                 \
-  do {                                                                                       \
-    if (!(cond)) harness_fail(__FILE__, __LINE__, "[%s] CHECK(%s)", (what), #cond);          \
-  } while (0)
 
 /* CHECK_DROP_IN: expr (which hands `d` as its arg) returns want and drops it exactly once
  * before returning. */

@@ -446,28 +446,6 @@ TEST(cg_five_threads_concurrent) {
 
 /* ---- ordering per group ------------------------------------------------------------------ */
 
-typedef struct seq {
-  counter drops; /* FIRST member */
-  counter next;  /* the index the next call must have */
-  counter bad;   /* calls that ran out of order */
-} seq;
-
-typedef struct seq_item {
-  seq *s;
-  long i;
-} seq_item;
-
-static tether_status m_seq(tether_task *t, void *state, void *arg) {
-  seq_item *it = (seq_item *)arg;
-  (void)t;
-  (void)state;
-  if (counter_get(&it->s->next) != it->i) counter_add(&it->s->bad, 1);
-  counter_set(&it->s->next, it->i + 1);
-  return TETHER_OK;
-}
-
-static void seq_item_drop(void *p) { counter_add(&((seq_item *)p)->s->drops, 1); }
-
 /* Calls to one single-thread group run in submission order, interleaved with calls to the
  * default group and another group, each also in order. */
 TEST(cg_per_group_order) {
@@ -475,14 +453,14 @@ TEST(cg_per_group_order) {
   const char *where[3] = {NULL, "io", "compute"};
   tether_actor_options o = actor_opts("cg-order", groups, 2);
   rec r;
-  seq s[3];
-  seq_item *items;
+  order s[3];
+  order_item *items;
   tether_actor a;
   long n = scaled(5000), i;
   int g;
   rec_init(&r);
   a = create_rec_actor(&o, &r);
-  items = (seq_item *)malloc(sizeof *items * (size_t)n * 3);
+  items = (order_item *)malloc(sizeof *items * (size_t)n * 3);
   CHECK(items != NULL);
   for (g = 0; g < 3; g++) {
     counter_init(&s[g].drops);
@@ -491,10 +469,10 @@ TEST(cg_per_group_order) {
   }
   for (i = 0; i < n; i++) {
     for (g = 0; g < 3; g++) {
-      seq_item *it = &items[i * 3 + g];
-      it->s = &s[g];
+      order_item *it = &items[i * 3 + g];
+      it->o = &s[g];
       it->i = i;
-      CHECK_ST(tether_actor_call(a, where[g], m_seq, it, seq_item_drop, NULL), TETHER_OK);
+      CHECK_ST(tether_actor_call(a, where[g], m_order, it, order_item_drop, NULL), TETHER_OK);
     }
   }
   CHECK_ST(tether_actor_release(a), TETHER_OK); /* DRAIN: every call ran */
