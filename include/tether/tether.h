@@ -547,7 +547,9 @@ TETHER_API tether_status tether_future_cancel(tether_future f);
 /* tether_future_wait_any: waits until one of fs[0..n) is terminal and puts the lowest such
  * index in *index. On TETHER_E_TIMEOUT *index is untouched. Returns
  * TETHER_E_INVALID_ARGUMENT (n == 0, NULL fs or index), TETHER_E_INVALID_HANDLE with *index
- * the position of the invalid handle, TETHER_E_DEADLOCK as tether_future_wait. */
+ * the position of the invalid handle, TETHER_E_DEADLOCK as tether_future_wait. A future
+ * released by another thread during the wait does not end it (unlike tether_future_wait):
+ * it returns when one of the futures completes, or at the timeout. */
 TETHER_API tether_status tether_future_wait_any(const tether_future *fs, size_t n, int64_t timeout_ns,
                                                 size_t *index);
 
@@ -654,8 +656,8 @@ TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_err
  * TETHER_E_SHUTDOWN. TETHER_STOP_CANCEL cancels every queued call before it returns (their
  * futures CANCELLED, their args dropped) and asks running methods to stop;
  * TETHER_STOP_DRAIN lets what is queued run. Then the destructor runs on the default
- * thread, once every group is idle. Returns TETHER_OK once the destructor has run (at once
- * if there is none to run), TETHER_E_TIMEOUT if it has not within timeout_ns (the stop
+ * thread, once every group is idle. Returns TETHER_OK once the destructor has run (without
+ * one: once every call has settled), TETHER_E_TIMEOUT if it has not within timeout_ns (the stop
  * goes on), TETHER_E_DEADLOCK from the actor's own threads with timeout_ns != 0 (the stop
  * is started first), TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (unknown mode).
  * A second stop may turn a DRAIN into a CANCEL. */
