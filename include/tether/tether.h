@@ -532,9 +532,12 @@ TETHER_API tether_status tether_future_error(tether_future f, tether_error *out)
  * TETHER_E_INVALID_ARGUMENT (NULL out), TETHER_E_WRONG_STATE (not SUCCEEDED, or taken). */
 TETHER_API tether_status tether_future_take_result(tether_future f, void **out);
 
-/* tether_future_outputs: a compiled graph execution's outputs (section 9). Compiled graphs
- * are not in this version: every future here is a task's or a call's, for which this is
- * TETHER_E_WRONG_STATE. Also TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL outs). */
+/* tether_future_outputs: copies a SUCCEEDED compiled graph execution's outputs, in
+ * tether_graph_set_outputs order, into outs[0..n) (entries past the outputs are set to
+ * NULL). With value_drop, the first copy hands the values to the caller; later copies give
+ * the same pointers. Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL outs,
+ * n smaller than the number of outputs), TETHER_E_WRONG_STATE (a task's or a call's
+ * future, or an execution not SUCCEEDED). */
 TETHER_API tether_status tether_future_outputs(tether_future f, void **outs, size_t n);
 
 /* tether_future_cancel: on PENDING work, the work never runs, its arg is dropped before
@@ -671,6 +674,131 @@ TETHER_API tether_status tether_actor_release(tether_actor a);
 /* tether_actor_release_nowait: ends the handle at once; the stop (DRAIN) goes on and the
  * control thread joins the actor's threads when it is done. Returns TETHER_E_INVALID_HANDLE. */
 TETHER_API tether_status tether_actor_release_nowait(tether_actor a);
+
+/* ------------------------------------------------------------------------------------------
+ * 9. Compiled graphs: execution loops on named threads
+ *
+ * A graph describes a pipeline of actor methods ("nodes"): each node runs on its actor's
+ * default thread (where the constructor ran) or on one of its single-thread groups, and
+ * receives its inputs in the order their edges were added. Compiling installs the graph's
+ * loop on every participating OS thread; a thread hosts at most one compiled graph
+ * (TETHER_E_THREAD_BUSY otherwise — two actors sharing one executor share one thread).
+ * The loop never blocks its thread: a node's step is queued on its thread only once every
+ * input of that execution is there, so ordinary calls to the same actor keep running
+ * between steps. Up to channel_capacity executions are in flight (pipelining), and they
+ * complete in the order they were started.
+ *
+ * Steps count as the actor's work: its destructor runs after the steps already queued,
+ * a stop with TETHER_STOP_CANCEL cancels the queued ones, and from a stop on every
+ * execution that needs the actor fails with TETHER_E_SHUTDOWN. Steps are not calls: the
+ * actor's stats and mailbox capacity do not count them.
+ * ---------------------------------------------------------------------------------------- */
+
+/* A node: `state` is its actor's state, `arg` the node's arg, inputs[0..n_inputs) the
+ * values of its edges (TETHER_GRAPH_INPUT: the execution's input) in edge order. It stores
+ * its value in *output (NULL by default) and returns TETHER_OK, or fails like any task
+ * (section 4): the execution then fails with that error and its later nodes do not run.
+ * tether_task_stop_requested turns true when the compiled graph is released or the actor
+ * is stopped with TETHER_STOP_CANCEL; tether_task_spawn is TETHER_E_WRONG_STATE in a node
+ * (a step ends when its function returns). */
+typedef tether_status (*tether_node_fn)(tether_task *t, void *state, void *arg, void *const *inputs,
+                                        size_t n_inputs, void **output);
+
+typedef struct tether_compile_options {
+  uint32_t struct_size;
+  size_t channel_capacity;   /* default 8: executions in flight; 1 to 1048576 */
+  tether_drop_fn value_drop; /* default NULL: the library never frees node values */
+} tether_compile_options;
+
+#define TETHER_GRAPH_INPUT UINT32_MAX
+
+/* tether_graph_create: an empty graph in *out (the caller releases it).
+ * Returns TETHER_E_INVALID_ARGUMENT (NULL out), TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_graph_create(tether_graph *out);
+
+/* tether_graph_add_node: a node running fn on actor a — on its default thread (group NULL)
+ * or on group `group`, which must have one thread by compile time — with index in *node
+ * (0, 1, ...). The graph keeps the actor alive. arg follows section 4: it is dropped when
+ * the graph and every compiled graph made from it are released (or at once on failure).
+ * Returns TETHER_E_INVALID_HANDLE (g or a), TETHER_E_INVALID_ARGUMENT (NULL fn or node),
+ * TETHER_E_NOT_FOUND (no such group), TETHER_E_WRONG_STATE (a compiled graph made from g
+ * is alive: release it to edit the graph again), TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, const char *group, tether_node_fn fn,
+                                               void *arg, tether_drop_fn arg_drop, uint32_t *node);
+
+/* tether_graph_add_edge: the value of `from` (a node, or TETHER_GRAPH_INPUT for the
+ * execution's input) becomes the next input of node `to`. The same edge may be added
+ * twice (the node then gets the value twice). Cycles are refused at compile.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (no such node),
+ * TETHER_E_WRONG_STATE (compiled, as above). */
+TETHER_API tether_status tether_graph_add_edge(tether_graph g, uint32_t from, uint32_t to);
+
+/* tether_graph_set_outputs: the nodes whose values an execution returns, in this order
+ * (replacing an earlier set). Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT
+ * (NULL nodes, n == 0, no such node, a node twice), TETHER_E_WRONG_STATE (compiled). */
+TETHER_API tether_status tether_graph_set_outputs(tether_graph g, const uint32_t *nodes, size_t n);
+
+/* tether_graph_error: why the last compile of g failed, as a new handle the caller
+ * releases (its code is the status compile returned, its message names the node, the
+ * cycle or the busy thread); the null handle if the last compile succeeded or none ran.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out). */
+TETHER_API tether_status tether_graph_error(tether_graph g, tether_error *out);
+
+/* tether_graph_release: ends the handle. Compiled graphs made from it live on.
+ * Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_graph_release(tether_graph g);
+
+/* tether_compile_options_init: fills the defaults and struct_size. NULL does nothing. */
+TETHER_API void tether_compile_options_init(tether_compile_options *o);
+
+/* tether_graph_compile: checks g and installs its loop on the threads of its nodes; the
+ * compiled graph in *out (the caller releases it). The graph is left as it was and may be
+ * compiled again (after a failure, or once this compiled graph is released); until then
+ * it cannot be edited. Installs nothing on failure; tether_graph_error says why.
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out, bad options, no
+ * nodes, no outputs, a cycle, a node not reachable from the input — including a node
+ * without inputs —, a node on a group of several threads), TETHER_E_THREAD_BUSY (a thread
+ * already hosts another compiled graph; the error names it), TETHER_E_ACTOR_DEAD,
+ * TETHER_E_SHUTDOWN (an actor is dead / stopping or stopped), TETHER_E_NO_MEMORY. */
+TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compile_options *o, tether_compiled *out);
+
+/* tether_compiled_execute: starts one execution of `input` and returns its future in *out
+ * (the caller releases it). The future stays PENDING until the execution has ended, then
+ * is SUCCEEDED (read the values with tether_future_outputs), FAILED with the first failing
+ * node's error (the other executions go on), or CANCELLED; tether_future_cancel on it skips
+ * the nodes not yet started. input_drop(input) runs once the execution has ended, whatever
+ * its outcome. Waiting on the future from a thread of the graph before it ended is
+ * TETHER_E_DEADLOCK.
+ * Values: without value_drop, node values are the user's pointers, passed along and never
+ * freed or copied. With value_drop, the execution owns every non-NULL value a node
+ * produced (so a node must produce a value of its own, never pass an input through):
+ * consumers borrow them during their call; when the execution ends each is dropped once,
+ * except the outputs of a SUCCEEDED execution, which pass to the caller at the first
+ * tether_future_outputs (dropped with the future if never taken).
+ * Returns TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL out), TETHER_E_QUEUE_FULL
+ * (channel_capacity executions in flight), TETHER_E_SHUTDOWN / TETHER_E_ACTOR_DEAD (an actor
+ * of the graph is stopped / dead), TETHER_E_NO_MEMORY; input is dropped on every failure. */
+TETHER_API tether_status tether_compiled_execute(tether_compiled c, void *input, tether_drop_fn input_drop,
+                                                 tether_future *out);
+
+/* tether_compiled_execute_timeout: like execute, but with channel_capacity executions in
+ * flight waits up to timeout_ns for one to end: TETHER_E_TIMEOUT after it,
+ * TETHER_E_DEADLOCK from a thread of the graph (only its steps could make room),
+ * TETHER_E_INVALID_HANDLE if another thread releases c meanwhile. */
+TETHER_API tether_status tether_compiled_execute_timeout(tether_compiled c, void *input, tether_drop_fn input_drop,
+                                                         tether_future *out, int64_t timeout_ns);
+
+/* tether_compiled_release: tears the loops down and ends the handle, without waiting for
+ * user code — also while a node is running: executions not yet ended are CANCELLED at once
+ * (their remaining nodes never run; their values and inputs are dropped as their steps
+ * drain), and each thread is free for another compiled graph at once, or once its running
+ * node returns. The graph's node args are dropped once the graph too is released and the
+ * last step has drained. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_compiled_release(tether_compiled c);
+
+/* tether_compiled_release_nowait: the same (tether_compiled_release never waits); here
+ * for symmetry with the other _nowait releases. Returns TETHER_E_INVALID_HANDLE. */
+TETHER_API tether_status tether_compiled_release_nowait(tether_compiled c);
 
 /* ------------------------------------------------------------------------------------------
  * Testing aid

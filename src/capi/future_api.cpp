@@ -74,8 +74,7 @@ TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, siz
   return guarded([&] {
     auto scope = lookup(f);
     require(outs, "outs");
-    (void)n;
-    fail(TETHER_E_WRONG_STATE, "this future is a task's or a call's, not a compiled graph execution's");
+    scope->copy_outputs(outs, n);
     return TETHER_OK;
   });
 }

@@ -208,16 +208,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
 
 std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                    Deadline room) {
-  Lane* lane = default_lane_;
-  if (group != nullptr) {
-    lane = nullptr;
-    for (Group& g : groups_) {
-      if (g.name == group) lane = g.lane.get();
-    }
-    if (lane == nullptr) {
-      throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
-    }
-  }
+  Lane* lane = &this->lane(group);
   accept();  // before the stopped_ check: see the class comment
   struct Refusal {
     Actor* actor;
@@ -262,6 +253,24 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
   refusal.accepted = true;  // the call settles once it has run, failed or been cancelled
   lane->push(c);
   return future;
+}
+
+Lane& Actor::lane(const char* group) const {
+  if (group == nullptr) return *default_lane_;
+  for (const Group& g : groups_) {
+    if (g.name == group) return *g.lane;
+  }
+  throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
+}
+
+bool Actor::post(Lane& lane, Call* c) noexcept {
+  accept();  // before the stopped_ check: see the class comment
+  if (stopped_.load(std::memory_order_seq_cst)) {
+    settle();
+    return false;
+  }
+  lane.push(c);
+  return true;
 }
 
 ErrorPtr Actor::dead_error() const {

@@ -83,6 +83,24 @@ class Actor : public std::enable_shared_from_this<Actor> {
   // is_inside: the calling thread is one of the threads that run this actor's work.
   [[nodiscard]] bool is_inside() const noexcept;
 
+  // The library's own work on the actor (compiled graph steps, src/core/graph/):
+  // lane: the lane of group (null: the default thread). Throws StatusError(NOT_FOUND).
+  [[nodiscard]] Lane& lane(const char* group) const;
+  // post: queues c on lane (one of this actor's) as the actor's work, counted like a call,
+  // so the destructor waits for it and a stop CANCEL cancels it; c then calls
+  // settle_posted() once it has run or been cancelled. False once the actor is stopping:
+  // c was not queued and is still the caller's.
+  [[nodiscard]] bool post(Lane& lane, Call* c) noexcept;
+  void settle_posted() noexcept { settle(); }
+  // alive: the constructor succeeded (acquire: state_ptr() is then visible).
+  [[nodiscard]] bool alive() const noexcept { return life_.load(std::memory_order_acquire) == Life::Alive; }
+  [[nodiscard]] void* state_ptr() const noexcept { return state_ptr_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // origin: what the tasks of this actor's calls know of it.
+  [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
+  // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
+  [[nodiscard]] ErrorPtr dead_error() const;
+
  private:
   class CtorCall;
   class MethodCall;
@@ -93,14 +111,11 @@ class Actor : public std::enable_shared_from_this<Actor> {
   };
 
   explicit Actor(Options options);
-  // origin: what the tasks of this actor's calls know of it.
-  [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
   void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
   void finish_if_idle() noexcept;               // queues the destructor if stopped and idle
   void start_stop(bool cancel);
-  [[nodiscard]] ErrorPtr dead_error() const;
 
   const std::string name_;
   const Options options_;

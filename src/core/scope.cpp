@@ -218,6 +218,36 @@ void* Scope::take_result() {
   return result_.release();
 }
 
+void Scope::set_outputs(std::vector<UserArg> outputs) {
+  std::vector<void*> values;
+  values.reserve(outputs.size());
+  for (const UserArg& o : outputs) values.push_back(o.get());
+  std::unique_lock lock(mutex_);
+  has_outputs_ = true;
+  std::swap(outputs_, outputs);
+  output_values_ = std::move(values);
+  lock.unlock();
+  // outputs now holds earlier ones (never, in practice): dropped here, unlocked.
+}
+
+void Scope::copy_outputs(void** outs, size_t n) {
+  std::lock_guard lock(mutex_);
+  if (!has_outputs_) {
+    throw StatusError(TETHER_E_WRONG_STATE, "this future is a task's or a call's, not a compiled graph execution's");
+  }
+  const int32_t state = state_.load(std::memory_order_relaxed);
+  if (state != TETHER_SUCCEEDED) {
+    throw StatusError(TETHER_E_WRONG_STATE, std::string("the execution has no outputs: it is ") +
+                                                (state < TETHER_SUCCEEDED ? "not done" : "not SUCCEEDED"));
+  }
+  if (n < output_values_.size()) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, "the execution has " + std::to_string(output_values_.size()) +
+                                                     " outputs; outs has room for " + std::to_string(n));
+  }
+  for (size_t i = 0; i < n; ++i) outs[i] = i < output_values_.size() ? output_values_[i] : nullptr;
+  for (UserArg& o : outputs_) (void)o.release();  // the caller owns them now
+}
+
 int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // Spin briefly before parking: a call answered within microseconds (an idle actor's
   // thread is itself spinning) then costs no futex wake-up on either side.
@@ -260,7 +290,12 @@ bool Scope::is_inside() const noexcept {
   if (owner == this) return true;
   const Task* task = Task::current();
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
-  if (options_.serving_lane == nullptr || state() != TETHER_PENDING) return false;
+  if (state() != TETHER_PENDING) return false;
+  if (options_.serving_lanes) {
+    const auto& lanes = *options_.serving_lanes;
+    if (std::find(lanes.begin(), lanes.end(), owner) != lanes.end()) return true;
+  }
+  if (options_.serving_lane == nullptr) return false;
   return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane_id;
 }
 

@@ -53,6 +53,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     std::shared_ptr<ThreadGroup> threads;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
+    // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
+    // it from one of them while it is not done is a wait on yourself.
+    std::shared_ptr<const std::vector<const void*>> serving_lanes;
   };
 
   // pending: a scope for a queued call, PENDING and holding arg until it starts.
@@ -101,6 +104,14 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void set_result(UserArg value);
   // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
   [[nodiscard]] void* take_result();
+
+  // set_outputs: a compiled graph execution's outputs, each owned with its drop until
+  // taken; set by the target before it finishes.
+  void set_outputs(std::vector<UserArg> outputs);
+  // copy_outputs: copies the outputs into outs[0..n); the first copy hands them to the
+  // caller (their drops will not run). TETHER_E_WRONG_STATE unless an execution's future
+  // that SUCCEEDED; TETHER_E_INVALID_ARGUMENT when n is smaller than their count.
+  void copy_outputs(void** outs, size_t n);
 
   // wait: until terminal (and, with all_threads, until no participant is live).
   // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK (the wait would have to wait
@@ -160,6 +171,10 @@ class Scope : public std::enable_shared_from_this<Scope> {
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   UserArg result_;                 // guarded by mutex_
   bool result_taken_ = false;      // guarded by mutex_
+  // An execution's outputs: owned until the first copy_outputs, then only their values.
+  bool has_outputs_ = false;             // guarded by mutex_
+  std::vector<UserArg> outputs_;         // guarded by mutex_
+  std::vector<void*> output_values_;     // guarded by mutex_
 };
 
 }  // namespace tether

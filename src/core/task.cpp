@@ -8,6 +8,7 @@
 
 #include "core/hot_tls.h"
 #include "core/scope.h"
+#include "core/status_error.h"
 
 namespace tether {
 namespace {
@@ -28,10 +29,15 @@ Task* Task::current() noexcept { return t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
+  if (origin_.graph_stop != nullptr && origin_.graph_stop->load(std::memory_order_acquire)) return true;
   return origin_.owner_stop != nullptr && origin_.owner_stop->load(std::memory_order_acquire);
 }
 
 Scope& Task::scope_for_spawn() {
+  if (origin_.graph_node) {
+    throw StatusError(TETHER_E_WRONG_STATE,
+                      "a compiled graph's node cannot spawn nested threads: its step ends when it returns");
+  }
   if (scope_ != nullptr) return *scope_;
   Scope::Options options;
   options.name = thread_name_;

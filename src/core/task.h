@@ -24,6 +24,10 @@ struct TaskOrigin {
   const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
   uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
   const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
+  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
+  // (a step must end when its callback returns, or the graph's order could not hold).
+  const std::atomic<bool>* graph_stop = nullptr;
+  bool graph_node = false;
 };
 
 class Task {
@@ -42,7 +46,8 @@ class Task {
   [[nodiscard]] bool stop_requested() const noexcept;
 
   // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
-  // now (RUNNING, this task its target), which its runner must then finish.
+  // now (RUNNING, this task its target), which its runner must then finish. Throws
+  // StatusError(TETHER_E_WRONG_STATE) in a compiled graph's node.
   [[nodiscard]] Scope& scope_for_spawn();
   [[nodiscard]] const std::shared_ptr<Scope>& lazy_scope() const noexcept { return lazy_scope_; }
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }

@@ -130,4 +130,21 @@
   X(bad_actor_calls) \
   X(bad_future_calls) \
   X(bad_runner_take_result_null) \
+  X(graph_pipeline_seed) \
+  X(graph_ordinary_calls_between_steps) \
+  X(graph_nodes_on_constructor_thread) \
+  X(graph_thread_busy) \
+  X(graph_groups) \
+  X(graph_fan_out_fan_in) \
+  X(graph_node_failure) \
+  X(graph_release_while_node_blocked) \
+  X(graph_many_executions_bounded) \
+  X(graph_actor_stopped) \
+  X(graph_outputs_not_taken_dropped_with_future) \
+  X(graph_node_spawn_and_self_wait) \
+  X(graph_bad_shapes) \
+  X(graph_edit_after_compile) \
+  X(graph_bad_calls) \
+  X(graph_release_wakes_execute) \
+  X(graph_dead_or_stopped_actor) \
   /* end */

@@ -1,0 +1,147 @@
+// tether_graph_* and tether_compiled_*: compiled graphs (section 9).
+#include "capi/boundary.h"
+#include "core/actor.h"
+#include "core/compiled_graph.h"
+#include "core/graph.h"
+#include "core/handle_table.h"
+
+using namespace tether;
+using namespace tether::capi;
+
+namespace {
+
+constexpr size_t kMaxChannelCapacity = size_t{1} << 20;
+constexpr size_t kCompileOptionsV1 = offsetof(tether_compile_options, value_drop) + sizeof(tether_drop_fn);
+
+std::shared_ptr<Graph> lookup(tether_graph g) { return HandleTable::instance().get<Graph>(Kind::Graph, g.id); }
+std::shared_ptr<CompiledGraph> lookup(tether_compiled c) {
+  return HandleTable::instance().get<CompiledGraph>(Kind::Compiled, c.id);
+}
+
+CompiledGraph::Options read_compile_options(const tether_compile_options* o) {
+  const tether_compile_options in =
+      read_options(o, &tether_compile_options_init, kCompileOptionsV1, "tether_compile_options");
+  if (in.channel_capacity == 0 || in.channel_capacity > kMaxChannelCapacity) {
+    fail(TETHER_E_INVALID_ARGUMENT, "tether_compile_options.channel_capacity is " +
+                                        std::to_string(in.channel_capacity) + "; it must be 1 to " +
+                                        std::to_string(kMaxChannelCapacity));
+  }
+  return CompiledGraph::Options{in.channel_capacity, in.value_drop};
+}
+
+tether_status execute(tether_compiled c, UserArg& input, tether_future* out, int64_t timeout_ns) {
+  if (out != nullptr) *out = tether_future{0};
+  auto compiled = lookup(c);
+  require(out, "out");
+  *out = future_handle(compiled->execute(std::move(input), Deadline::after(timeout_ns)));
+  return TETHER_OK;
+}
+
+tether_status release(tether_compiled c) {
+  return guarded([&] {
+    HandleTable::instance().take<CompiledGraph>(Kind::Compiled, c.id)->tear_down();
+    return TETHER_OK;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+TETHER_API tether_status tether_graph_create(tether_graph* out) {
+  if (out != nullptr) *out = tether_graph{0};
+  return guarded([&] {
+    require(out, "out");
+    out->id = HandleTable::instance().insert(Kind::Graph, std::make_shared<Graph>());
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, const char* group, tether_node_fn fn,
+                                               void* arg, tether_drop_fn arg_drop, uint32_t* node) {
+  UserArg owned = adopt(arg, arg_drop);
+  return guarded([&] {
+    auto graph = lookup(g);
+    auto actor = HandleTable::instance().get<Actor>(Kind::Actor, a.id);
+    require(fn, "fn");
+    require(node, "node");
+    *node = graph->add_node(std::move(actor), group, fn, std::move(owned));
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_graph_add_edge(tether_graph g, uint32_t from, uint32_t to) {
+  return guarded([&] {
+    lookup(g)->add_edge(from, to);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_graph_set_outputs(tether_graph g, const uint32_t* nodes, size_t n) {
+  return guarded([&] {
+    auto graph = lookup(g);
+    require(nodes, "nodes");
+    if (n == 0) fail(TETHER_E_INVALID_ARGUMENT, "a graph needs at least one output (n is 0)");
+    graph->set_outputs(nodes, n);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_graph_error(tether_graph g, tether_error* out) {
+  if (out != nullptr) *out = tether_error{0};
+  return guarded([&] {
+    auto graph = lookup(g);
+    require(out, "out");
+    *out = error_handle(graph->last_error());
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_graph_release(tether_graph g) {
+  return guarded([&] {
+    (void)HandleTable::instance().take<Graph>(Kind::Graph, g.id);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API void tether_compile_options_init(tether_compile_options* o) {
+  if (o == nullptr) return;
+  *o = tether_compile_options{};
+  o->struct_size = sizeof(tether_compile_options);
+  o->channel_capacity = 8;
+}
+
+TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compile_options* o, tether_compiled* out) {
+  if (out != nullptr) *out = tether_compiled{0};
+  return guarded([&] {
+    auto graph = lookup(g);
+    require(out, "out");
+    CompiledGraph::Options options;
+    try {
+      options = read_compile_options(o);
+    } catch (const StatusError& e) {  // a fault of this compile too: tether_graph_error says it
+      graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+      throw;
+    }
+    out->id = CompiledGraph::compile(graph, options);
+    return TETHER_OK;
+  });
+}
+
+TETHER_API tether_status tether_compiled_execute(tether_compiled c, void* input, tether_drop_fn input_drop,
+                                                 tether_future* out) {
+  UserArg owned = adopt(input, input_drop);
+  return guarded([&] { return execute(c, owned, out, 0); });
+}
+
+TETHER_API tether_status tether_compiled_execute_timeout(tether_compiled c, void* input, tether_drop_fn input_drop,
+                                                         tether_future* out, int64_t timeout_ns) {
+  UserArg owned = adopt(input, input_drop);
+  return guarded([&] { return execute(c, owned, out, timeout_ns); });
+}
+
+TETHER_API tether_status tether_compiled_release(tether_compiled c) { return release(c); }
+
+TETHER_API tether_status tether_compiled_release_nowait(tether_compiled c) { return release(c); }
+
+}  // extern "C"

@@ -1,0 +1,366 @@
+#include "core/compiled_graph.h"
+
+#include <algorithm>
+
+#include "core/actor.h"
+#include "core/graph_hosts.h"
+#include "core/handle_table.h"
+#include "core/lane.h"
+#include "core/status_error.h"
+#include "core/task.h"
+
+namespace tether {
+namespace {
+
+constexpr const char* kExecutionName = "tether-graph";
+
+std::atomic<uint64_t> g_next_compiled_id{1};
+
+// Built when the library loads, for a step that cannot even build its error.
+const ErrorPtr* const g_out_of_memory =
+    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while running a compiled graph", ""));
+
+}  // namespace
+
+// Slot: one execution in flight (see the class comment for who writes what, when).
+struct CompiledGraph::Slot {
+  std::shared_ptr<Scope> future;
+  UserArg input;
+  std::unique_ptr<void*[]> values;   // node -> its output in this execution
+  std::unique_ptr<void*[]> inputs;   // the nodes' input arrays, input_offset_ apart
+  std::unique_ptr<std::atomic<uint32_t>[]> missing;  // node -> inputs from nodes not yet present
+  std::unique_ptr<uint32_t[]> refused;  // execute's scratch: first steps it could not queue
+  std::atomic<uint32_t> steps_left{0};
+  std::atomic<bool> failed{false};
+  ErrorPtr error;     // written once, by the step that set failed
+  bool done = false;  // guarded by mutex_: every step finished
+};
+
+// HostSlot: one thread (lane) hosting this graph's loop.
+struct CompiledGraph::HostSlot {
+  explicit HostSlot(Lane* l) : lane(l) {}
+  Lane* const lane;
+  std::mutex mutex;
+  bool running = false;   // guarded by mutex: a step of this graph runs on the lane now
+  bool released = false;  // guarded by mutex: torn down; the lane is freed once not running
+};
+
+// StepCall: one node of one execution, queued on the node's lane as its actor's work.
+class CompiledGraph::StepCall : public Call {
+ public:
+  StepCall(std::shared_ptr<CompiledGraph> graph, size_t slot, uint32_t node)
+      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {}
+
+  void run(Lane& lane) noexcept override {
+    graph_->run_step(slot_, node_, lane);
+    graph_->plan_.nodes[node_].actor->settle_posted();
+  }
+
+  // cancel: the actor stopped (CANCEL) with the step queued: the execution fails.
+  void cancel() noexcept override {
+    graph_->finish_step(slot_, node_, graph_->refusal_error(node_), nullptr);
+    graph_->plan_.nodes[node_].actor->settle_posted();
+  }
+
+ private:
+  const std::shared_ptr<CompiledGraph> graph_;  // alive while a step of it is queued
+  const size_t slot_;
+  const uint32_t node_;
+};
+
+CompiledGraph::CompiledGraph(std::shared_ptr<Graph> graph, GraphPlan plan, Options options)
+    : graph_(std::move(graph)),
+      plan_(std::move(plan)),
+      options_(options),
+      id_(g_next_compiled_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+CompiledGraph::~CompiledGraph() {
+  for (const auto& host : hosts_) GraphHosts::instance().uninstall(*host->lane, id_);
+}
+
+void CompiledGraph::build() {
+  const size_t nodes = plan_.nodes.size();
+  std::vector<const void*> lanes;
+  for (const GraphNode& node : plan_.nodes) {
+    auto it = std::find(lanes.begin(), lanes.end(), node.lane);
+    host_of_.push_back(static_cast<uint32_t>(it - lanes.begin()));
+    if (it == lanes.end()) {
+      lanes.push_back(node.lane);
+      hosts_.push_back(std::make_unique<HostSlot>(node.lane));
+    }
+  }
+  lanes_ = std::make_shared<const std::vector<const void*>>(std::move(lanes));
+  size_t input_count = 0;
+  for (const GraphNode& node : plan_.nodes) {
+    input_offset_.push_back(input_count);
+    input_count += node.inputs.size();
+  }
+  slots_ = std::make_unique<Slot[]>(options_.capacity);
+  for (size_t i = 0; i < options_.capacity; ++i) {
+    Slot& s = slots_[i];
+    s.values = std::make_unique<void*[]>(nodes);
+    s.inputs = std::make_unique<void*[]>(std::max<size_t>(input_count, 1));
+    s.missing = std::make_unique<std::atomic<uint32_t>[]>(nodes);
+    s.refused = std::make_unique<uint32_t[]>(nodes);
+  }
+}
+
+uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options) {
+  GraphPlan plan = graph->plan();  // records its own failure
+  try {
+    std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
+    compiled->build();
+    std::vector<Lane*> lanes;
+    for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
+    GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
+    const uint64_t handle = HandleTable::instance().insert(Kind::Compiled, compiled);  // on failure ~ uninstalls
+    graph->freeze();
+    return handle;
+  } catch (const StatusError& e) {
+    graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+    throw;
+  } catch (const std::bad_alloc&) {
+    graph->record_failure(*g_out_of_memory);
+    throw;
+  }
+}
+
+bool CompiledGraph::inside() const noexcept {
+  const void* owner = current_thread_owner();
+  return std::find(lanes_->begin(), lanes_->end(), owner) != lanes_->end();
+}
+
+std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
+  Scope::Options future_options;
+  future_options.name = kExecutionName;
+  future_options.spin_wait = true;
+  future_options.serving_lanes = lanes_;
+  std::shared_ptr<Scope> future = Scope::pending(std::move(future_options), UserArg());
+  for (const GraphNode& node : plan_.nodes) {
+    const int32_t state = node.actor->state(nullptr);
+    if (state == TETHER_ACTOR_DEAD) {
+      throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + node.actor->name() + "' of the graph is dead: its constructor failed");
+    }
+    if (state == TETHER_ACTOR_STOPPED) {
+      throw StatusError(TETHER_E_SHUTDOWN, "actor '" + node.actor->name() + "' of the graph is stopping or stopped");
+    }
+  }
+  const size_t capacity = options_.capacity;
+  size_t slot;
+  size_t refused = 0;
+  {
+    std::unique_lock lock(mutex_);
+    auto has_room = [&] { return torn_down_.load(std::memory_order_relaxed) || next_seq_ - ended_seq_ < capacity; };
+    if (!has_room()) {
+      const std::string full = "the compiled graph has " + std::to_string(capacity) +
+                               " executions in flight (its channel capacity)";
+      if (room.never_blocks()) throw StatusError(TETHER_E_QUEUE_FULL, full);
+      if (inside()) throw StatusError(TETHER_E_DEADLOCK, full + ", and only this thread's steps can make room");
+      if (!room.wait(room_, lock, has_room)) throw StatusError(TETHER_E_TIMEOUT, full + " until the timeout");
+    }
+    if (torn_down_.load(std::memory_order_relaxed)) {
+      throw StatusError(TETHER_E_INVALID_HANDLE, "invalid handle: compiled graph was released");
+    }
+    slot = next_seq_ % capacity;
+    Slot& s = slots_[slot];
+    s.future = future;
+    s.input = std::move(input);
+    s.failed.store(false, std::memory_order_relaxed);
+    s.steps_left.store(static_cast<uint32_t>(plan_.nodes.size()), std::memory_order_relaxed);
+    for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
+      s.values[n] = nullptr;
+      s.missing[n].store(plan_.node_edges[n], std::memory_order_relaxed);
+    }
+    ++next_seq_;
+    // Queued under mutex_, so concurrent executes queue their first steps in their order.
+    for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
+      if (plan_.node_edges[n] == 0 && !try_post(slot, n)) s.refused[refused++] = n;
+    }
+  }
+  // A step refused under the lock is finished outside it (finishing may end the execution).
+  for (size_t i = 0; i < refused; ++i) {
+    const uint32_t n = slots_[slot].refused[i];
+    finish_step(slot, n, refusal_error(n), nullptr);
+  }
+  return future;
+}
+
+bool CompiledGraph::try_post(size_t slot, uint32_t node) noexcept {
+  const GraphNode& n = plan_.nodes[node];
+  StepCall* step;
+  try {
+    step = new StepCall(shared_from_this(), slot, node);
+  } catch (...) {
+    return false;
+  }
+  if (n.actor->post(*n.lane, step)) return true;
+  delete step;
+  return false;
+}
+
+void CompiledGraph::post_step(size_t slot, uint32_t node) noexcept {
+  if (!try_post(slot, node)) finish_step(slot, node, refusal_error(node), nullptr);
+}
+
+ErrorPtr CompiledGraph::refusal_error(uint32_t node) const noexcept {
+  const GraphNode& n = plan_.nodes[node];
+  try {
+    if (n.actor->state(nullptr) == TETHER_ACTOR_ALIVE) return *g_out_of_memory;
+    return make_error(TETHER_E_SHUTDOWN, 0,
+                      "node " + std::to_string(node) + ": actor '" + n.actor->name() + "' is stopping or stopped",
+                      n.lane->name());
+  } catch (...) {
+    return *g_out_of_memory;
+  }
+}
+
+bool CompiledGraph::skips(const Slot& s) const noexcept {
+  return torn_down_.load(std::memory_order_acquire) || s.failed.load(std::memory_order_acquire) ||
+         s.future->state() == TETHER_CANCELLED;
+}
+
+void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
+  HostSlot& host = *hosts_[host_of_[node]];
+  bool released;
+  {
+    std::lock_guard lock(host.mutex);
+    released = host.released;
+    host.running = !released;
+  }
+  Slot& s = slots_[slot];
+  ErrorPtr error;
+  void* output = nullptr;
+  if (!released && !skips(s)) {
+    const GraphNode& n = plan_.nodes[node];
+    Actor& actor = *n.actor;
+    if (!actor.alive()) {  // its constructor failed: the step never runs
+      try {
+        error = actor.dead_error();
+      } catch (...) {
+        error = *g_out_of_memory;
+      }
+    } else {
+      void** inputs = &s.inputs[input_offset_[node]];
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        inputs[i] = n.inputs[i] == TETHER_GRAPH_INPUT ? s.input.get() : s.values[n.inputs[i]];
+      }
+      TaskOrigin origin = actor.origin();
+      origin.graph_stop = &torn_down_;
+      origin.graph_node = true;
+      Task task(nullptr, lane.name(), /*is_target=*/true, origin);
+      error = run_task(task, [&](tether_task* t) {
+        return n.fn(t, actor.state_ptr(), n.arg->get(), inputs, n.inputs.size(), &output);
+      });
+    }
+  }
+  if (!released) {
+    std::lock_guard lock(host.mutex);
+    host.running = false;
+    if (host.released) GraphHosts::instance().uninstall(lane, id_);  // torn down while it ran
+  }
+  finish_step(slot, node, std::move(error), output);
+}
+
+void CompiledGraph::finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept {
+  Slot& s = slots_[slot];
+  s.values[node] = output;
+  if (error && !s.failed.exchange(true, std::memory_order_acq_rel)) s.error = std::move(error);
+  for (uint32_t consumer : plan_.consumers[node]) {
+    if (s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) post_step(slot, consumer);
+  }
+  if (s.steps_left.fetch_sub(1, std::memory_order_acq_rel) == 1) step_slot_done(slot);
+}
+
+void CompiledGraph::step_slot_done(size_t slot) noexcept {
+  std::unique_lock lock(mutex_);
+  slots_[slot].done = true;
+  if (completing_) return;  // the completer at work will end it, in its turn
+  completing_ = true;
+  while (ended_seq_ != next_seq_) {
+    Slot& s = slots_[ended_seq_ % options_.capacity];
+    if (!s.done) break;
+    std::shared_ptr<Scope> future = std::move(s.future);
+    lock.unlock();
+    end_execution(s, std::move(future));
+    lock.lock();
+    s.done = false;
+    ++ended_seq_;
+    room_.notify_all();
+  }
+  completing_ = false;
+}
+
+void CompiledGraph::end_execution(Slot& s, std::shared_ptr<Scope> future) noexcept {
+  const tether_drop_fn drop = options_.value_drop;
+  ErrorPtr error = std::move(s.error);
+  const bool failed = s.failed.load(std::memory_order_acquire);
+  const bool succeeds = !failed && !torn_down_.load(std::memory_order_acquire) && future->state() == TETHER_PENDING;
+  std::vector<UserArg> outputs;
+  bool outputs_owned = false;
+  if (succeeds) {
+    try {
+      outputs.reserve(plan_.outputs.size());
+      for (uint32_t o : plan_.outputs) outputs.emplace_back(s.values[o], drop);
+      outputs_owned = true;
+    } catch (...) {
+      for (UserArg& o : outputs) (void)o.release();  // still the execution's: dropped below
+      outputs.clear();
+      error = *g_out_of_memory;
+    }
+  }
+  // The execution has ended: every value not passed on is dropped, then the input.
+  if (drop != nullptr) {
+    for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
+      const bool passed_on =
+          outputs_owned && std::find(plan_.outputs.begin(), plan_.outputs.end(), n) != plan_.outputs.end();
+      if (s.values[n] != nullptr && !passed_on) drop(s.values[n]);
+    }
+  }
+  s.input.reset();
+  UserArg none;
+  if (error) {
+    future->fail_pending(std::move(error));
+  } else if (succeeds && future->start_call(none)) {
+    try {
+      future->set_outputs(std::move(outputs));
+    } catch (...) {  // no memory to hand the outputs over: the execution fails instead
+      future->finish_call(*g_out_of_memory);
+      return;
+    }
+    future->finish_call(nullptr);
+  } else {
+    future->cancel();  // torn down, or cancelled by its caller (then a no-op)
+  }
+  // outputs still here (the future was cancelled first) drop now.
+}
+
+void CompiledGraph::tear_down() noexcept {
+  std::vector<std::shared_ptr<Scope>> futures;
+  try {
+    futures.reserve(options_.capacity);
+  } catch (...) {  // no memory: the executions still end, CANCELLED, as their steps drain
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (torn_down_.exchange(true, std::memory_order_acq_rel)) return;
+    for (uint64_t seq = ended_seq_; seq != next_seq_ && futures.size() < futures.capacity(); ++seq) {
+      const auto& f = slots_[seq % options_.capacity].future;
+      if (f) futures.push_back(f);  // null: the completer is ending it now
+    }
+  }
+  room_.notify_all();
+  for (const auto& f : futures) {
+    try {
+      f->cancel();
+    } catch (...) {
+    }
+  }
+  for (const auto& host : hosts_) {
+    std::lock_guard lock(host->mutex);
+    host->released = true;
+    if (!host->running) GraphHosts::instance().uninstall(*host->lane, id_);
+  }
+  graph_->unfreeze();
+}
+
+}  // namespace tether
