@@ -171,7 +171,7 @@ static inline tether_status stage_fn(tether_task *t, void *state, void *arg, voi
   if (tl_value != (s->want_tl ? s->want_tl : 100 + w->id)) return tether_task_fail(t, 91, "node sees a wrong thread-local");
   if (n < 1 || n > 2) return tether_task_fail(t, 92, "unexpected input count");
   in0 = *(const long *)inputs[0];
-  worker_log(w, s->tag, in0);
+  if (s->want_tid == 0) worker_log(w, s->tag, in0); /* the log is the default thread's alone */
   if (s->try_spawn) counter_set(&s->spawn_status, tether_task_spawn(t, "x", nothing_fn, NULL, NULL));
   if (in0 == s->gate_on) {
     event_set(&s->started);
