@@ -50,6 +50,15 @@ int run() {
   if (a.state() != tether::ActorState::Alive || a.dead_cause()) return 5;
   (void)a.stats();
   (void)a.errors();
+
+  tether::Graph<int> gr;
+  auto n1 = gr.add(a, [](State& s, const int& x) { return s.n + x; }, gr.input());
+  auto n2 = gr.add_in(a, "io", [](State&, const int& x, const int& y, tether::Task&) { return static_cast<long>(x + y); },
+                      n1, gr.input());
+  auto cg = gr.compile({.channel_capacity = 2}, n2, n1);
+  auto [sum, first] = cg.execute_for(20s, 3).get();
+  if (sum != 7 || first != 4 || gr.error()) return 7;
+  cg.release();
   if (!a.stop(tether::StopMode::Drain, 20s)) return 6;
   return 0;
 }
