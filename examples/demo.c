@@ -20,6 +20,13 @@
  *    and so do the actor's state and stats. stop(CANCEL) cancels the call queued behind
  *    the blocked one, the blocked method sees stop_requested and returns, and the actor
  *    is released.
+ * 4. Pipeline parallelism with a compiled graph (ray-project/ray#46336, PR #50032). Two
+ *    workers: worker 0 runs the first forward pass and the last backward pass, worker 1
+ *    the middle two. The graph's loops are installed on the workers' own threads (where
+ *    their constructors ran); three batches go through, pipelined, and come out in
+ *    order. Then, with the graph still compiled, an ordinary call get_logs to worker 0
+ *    answers — the call that hung in Ray, whose execution loop monopolised the thread. A
+ *    second graph on worker 0's thread is refused with TETHER_E_THREAD_BUSY.
  *
  * The program checks each of these facts and exits 1 if one does not hold, so it doubles
  * as the ctest test `example.demo`.
@@ -33,6 +40,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -524,9 +532,152 @@ static void blocked_group_scene(void) {
   pthread_mutex_destroy(&s.mu);
 }
 
+/* ---- scene 4: a pipeline compiled onto the workers' threads ----------------------------- */
+
+#define BATCHES 3
+
+/* pipe_worker: a worker's state: its log is touched only on its own thread. */
+typedef struct pipe_worker {
+  int id;
+  int64_t ctor_tid;
+  int off_thread; /* a node that ran on another thread than the constructor's */
+  char log[256];
+  size_t log_len;
+} pipe_worker;
+
+static tether_status pipe_ctor(tether_task *t, void *arg, void **state_out) {
+  pipe_worker *w = (pipe_worker *)arg;
+  (void)t;
+  w->ctor_tid = os_tid();
+  *state_out = w;
+  return TETHER_OK;
+}
+
+/* pass: a forward (+1 per layer) or backward (x2) pass of one worker, logged. */
+typedef struct pass {
+  const char *name;
+  long mul, add;
+} pass;
+
+static tether_status run_pass(tether_task *t, void *state, void *arg, void *const *inputs, size_t n,
+                              void **output) {
+  pipe_worker *w = (pipe_worker *)state;
+  const pass *p = (const pass *)arg;
+  long in = *(const long *)inputs[0];
+  long *out = (long *)malloc(sizeof *out);
+  int len;
+  (void)t;
+  (void)n;
+  if (out == NULL) return tether_task_fail(t, 1, "out of memory");
+  if (os_tid() != w->ctor_tid) w->off_thread = 1;
+  len = snprintf(w->log + w->log_len, sizeof w->log - w->log_len, "%s%s(%ld)", w->log_len ? " " : "", p->name, in);
+  if (len > 0 && (size_t)len < sizeof w->log - w->log_len) w->log_len += (size_t)len;
+  *out = in * p->mul + p->add;
+  *output = out;
+  return TETHER_OK;
+}
+
+/* get_logs: an ordinary call; copies the log out (on the worker's thread). */
+static tether_status get_logs(tether_task *t, void *state, void *arg) {
+  pipe_worker *w = (pipe_worker *)state;
+  (void)t;
+  memcpy(arg, w->log, w->log_len + 1);
+  return TETHER_OK;
+}
+
+static void pipeline_scene(void) {
+  static const pass fwd0 = {"fwd", 1, 1}, fwd1 = {"fwd", 1, 1}, bwd1 = {"bwd", 2, 0}, bwd0 = {"bwd", 2, 0};
+  pipe_worker w[2];
+  tether_actor a[2] = {{0}, {0}};
+  tether_actor_options ao;
+  tether_graph g = {0}, other = {0};
+  tether_compiled c = {0}, c2 = {0};
+  tether_compile_options co;
+  tether_future f[BATCHES], logs_call = {0};
+  uint32_t n[4], out;
+  char logs[256];
+  int i, ok = 1;
+  long b;
+
+  say("");
+  say("pipeline: two workers, forward then backward passes, compiled onto their threads");
+  memset(w, 0, sizeof w);
+  for (i = 0; i < 2; ++i) {
+    static const char *const names[2] = {"worker-0", "worker-1"};
+    w[i].id = i;
+    tether_actor_options_init(&ao);
+    ao.name = names[i];
+    ok = ok && check_call(tether_actor_create(&ao, pipe_ctor, NULL, &w[i], NULL, &a[i]), "tether_actor_create");
+  }
+  ok = ok && check_call(tether_graph_create(&g), "tether_graph_create");
+  ok = ok && check_call(tether_graph_add_node(g, a[0], NULL, run_pass, (void *)&fwd0, NULL, &n[0]), "add_node");
+  ok = ok && check_call(tether_graph_add_node(g, a[1], NULL, run_pass, (void *)&fwd1, NULL, &n[1]), "add_node");
+  ok = ok && check_call(tether_graph_add_node(g, a[1], NULL, run_pass, (void *)&bwd1, NULL, &n[2]), "add_node");
+  ok = ok && check_call(tether_graph_add_node(g, a[0], NULL, run_pass, (void *)&bwd0, NULL, &n[3]), "add_node");
+  ok = ok && check_call(tether_graph_add_edge(g, TETHER_GRAPH_INPUT, n[0]), "add_edge");
+  for (i = 0; ok && i < 3; ++i) ok = check_call(tether_graph_add_edge(g, n[i], n[i + 1]), "add_edge");
+  out = n[3];
+  ok = ok && check_call(tether_graph_set_outputs(g, &out, 1), "tether_graph_set_outputs");
+  tether_compile_options_init(&co);
+  co.value_drop = free; /* the executions own the values the passes produce */
+  ok = ok && check_call(tether_graph_compile(g, &co, &c), "tether_graph_compile");
+  if (ok) {
+    static long inputs[BATCHES] = {10, 20, 30};
+    for (b = 0; b < BATCHES; ++b) {
+      ok = ok && check_call(tether_compiled_execute(c, &inputs[b], NULL, &f[b]), "tether_compiled_execute");
+    }
+    say("controller: %d batches executed (pipelined, %zu in flight at most)", BATCHES, co.channel_capacity);
+    for (b = 0; ok && b < BATCHES; ++b) {
+      void *value = NULL;
+      int32_t state = wait_done(f[b], "an execution");
+      check(state == TETHER_SUCCEEDED, "the execution SUCCEEDED");
+      if (state == TETHER_SUCCEEDED && check_call(tether_future_outputs(f[b], &value, 1), "tether_future_outputs")) {
+        say("controller: batch %ld: %ld -> %ld", b, inputs[b], *(long *)value);
+        check(*(long *)value == (inputs[b] + 2) * 4, "(x + 1 + 1) * 2 * 2");
+        free(value);
+      }
+      check_call(tether_future_release(f[b]), "tether_future_release");
+    }
+    /* The ordinary call that hung in Ray, with the graph still compiled. */
+    if (check_call(tether_actor_call(a[0], NULL, get_logs, logs, NULL, &logs_call), "tether_actor_call")) {
+      check(wait_done(logs_call, "get_logs") == TETHER_SUCCEEDED, "get_logs answered with the graph compiled");
+      check_call(tether_future_release(logs_call), "tether_future_release");
+      say("worker-0: get_logs -> %s", logs);
+    }
+    /* A second graph on worker 0's thread: refused, naming the thread. */
+    if (check_call(tether_graph_create(&other), "tether_graph_create")) {
+      uint32_t m;
+      tether_error why = {0};
+      char msg[160];
+      tether_status st;
+      check_call(tether_graph_add_node(other, a[0], NULL, run_pass, (void *)&fwd0, NULL, &m), "add_node");
+      check_call(tether_graph_add_edge(other, TETHER_GRAPH_INPUT, m), "add_edge");
+      check_call(tether_graph_set_outputs(other, &m, 1), "set_outputs");
+      st = tether_graph_compile(other, NULL, &c2);
+      check(st == TETHER_E_THREAD_BUSY, "a second graph on worker 0 is TETHER_E_THREAD_BUSY");
+      if (check_call(tether_graph_error(other, &why), "tether_graph_error") && why.id != 0) {
+        tether_error_message(why, msg, sizeof msg);
+        say("controller: a second graph on worker-0 -> %s: %s", tether_status_name(st), msg);
+        tether_error_release(why);
+      }
+      if (c2.id != 0) tether_compiled_release(c2);
+      tether_graph_release(other);
+    }
+    check_call(tether_compiled_release(c), "tether_compiled_release");
+  }
+  if (g.id != 0) check_call(tether_graph_release(g), "tether_graph_release");
+  for (i = 0; i < 2; ++i) {
+    if (a[i].id == 0) continue;
+    check_call(tether_actor_release(a[i]), "tether_actor_release");
+    check(!w[i].off_thread, "every node ran on its worker's constructor thread");
+  }
+  say("worker-1: %s", w[1].log);
+}
+
 int main(void) {
   runner_scene();
   thread_local_scene();
   blocked_group_scene();
+  pipeline_scene();
   return failures == 0 ? 0 : 1;
 }
