@@ -90,6 +90,8 @@ void CompiledGraph::build() {
     }
   }
   lanes_ = std::make_shared<const std::vector<const void*>>(std::move(lanes));
+  is_output_.assign(nodes, false);
+  for (uint32_t o : plan_.outputs) is_output_[o] = true;
   size_t input_count = 0;
   for (const GraphNode& node : plan_.nodes) {
     input_offset_.push_back(input_count);
@@ -271,6 +273,14 @@ void CompiledGraph::finish_step(size_t slot, uint32_t node, ErrorPtr error, void
   if (s.steps_left.fetch_sub(1, std::memory_order_acq_rel) == 1) step_slot_done(slot);
 }
 
+// Ending: an execution whose slot is being freed, and what its future will be told.
+struct CompiledGraph::Ending {
+  std::shared_ptr<Scope> future;
+  ErrorPtr error;
+  bool succeeds = false;
+  std::vector<UserArg> outputs;  // with value_drop, owned until the future takes them
+};
+
 void CompiledGraph::step_slot_done(size_t slot) noexcept {
   std::unique_lock lock(mutex_);
   slots_[slot].done = true;
@@ -279,59 +289,66 @@ void CompiledGraph::step_slot_done(size_t slot) noexcept {
   while (ended_seq_ != next_seq_) {
     Slot& s = slots_[ended_seq_ % options_.capacity];
     if (!s.done) break;
-    std::shared_ptr<Scope> future = std::move(s.future);
+    Ending ending;
+    ending.future = std::move(s.future);
     lock.unlock();
-    end_execution(s, std::move(future));
+    release_values(s, ending);
     lock.lock();
     s.done = false;
     ++ended_seq_;
     room_.notify_all();
+    lock.unlock();
+    // The future completes once its slot is free: whoever it wakes finds room.
+    complete(std::move(ending));
+    lock.lock();
   }
   completing_ = false;
 }
 
-void CompiledGraph::end_execution(Slot& s, std::shared_ptr<Scope> future) noexcept {
+void CompiledGraph::release_values(Slot& s, Ending& ending) noexcept {
   const tether_drop_fn drop = options_.value_drop;
-  ErrorPtr error = std::move(s.error);
-  const bool failed = s.failed.load(std::memory_order_acquire);
-  const bool succeeds = !failed && !torn_down_.load(std::memory_order_acquire) && future->state() == TETHER_PENDING;
-  std::vector<UserArg> outputs;
+  ending.error = std::move(s.error);
+  ending.succeeds = !s.failed.load(std::memory_order_acquire) && !torn_down_.load(std::memory_order_acquire) &&
+                    ending.future->state() == TETHER_PENDING;
   bool outputs_owned = false;
-  if (succeeds) {
+  if (ending.succeeds) {
     try {
-      outputs.reserve(plan_.outputs.size());
-      for (uint32_t o : plan_.outputs) outputs.emplace_back(s.values[o], drop);
+      ending.outputs.reserve(plan_.outputs.size());
+      for (uint32_t o : plan_.outputs) ending.outputs.emplace_back(s.values[o], drop);
       outputs_owned = true;
     } catch (...) {
-      for (UserArg& o : outputs) (void)o.release();  // still the execution's: dropped below
-      outputs.clear();
-      error = *g_out_of_memory;
+      for (UserArg& o : ending.outputs) (void)o.release();  // still the execution's: dropped below
+      ending.outputs.clear();
+      ending.error = *g_out_of_memory;
     }
   }
   // The execution has ended: every value not passed on is dropped, then the input.
   if (drop != nullptr) {
     for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
-      const bool passed_on =
-          outputs_owned && std::find(plan_.outputs.begin(), plan_.outputs.end(), n) != plan_.outputs.end();
+      const bool passed_on = outputs_owned && is_output_[n];
       if (s.values[n] != nullptr && !passed_on) drop(s.values[n]);
     }
   }
   s.input.reset();
+}
+
+void CompiledGraph::complete(Ending ending) noexcept {
+  Scope& future = *ending.future;
   UserArg none;
-  if (error) {
-    future->fail_pending(std::move(error));
-  } else if (succeeds && future->start_call(none)) {
+  if (ending.error) {
+    future.fail_pending(std::move(ending.error));
+  } else if (ending.succeeds && future.start_call(none)) {
     try {
-      future->set_outputs(std::move(outputs));
+      future.set_outputs(std::move(ending.outputs));
     } catch (...) {  // no memory to hand the outputs over: the execution fails instead
-      future->finish_call(*g_out_of_memory);
+      future.finish_call(*g_out_of_memory);
       return;
     }
-    future->finish_call(nullptr);
+    future.finish_call(nullptr);
   } else {
-    future->cancel();  // torn down, or cancelled by its caller (then a no-op)
+    future.cancel();  // torn down, or cancelled by its caller (then a no-op)
   }
-  // outputs still here (the future was cancelled first) drop now.
+  // Outputs still here (the future was cancelled first) drop with `ending`, unlocked.
 }
 
 void CompiledGraph::tear_down() noexcept {

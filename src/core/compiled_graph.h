@@ -10,8 +10,9 @@
 //
 // Order: a step is queued by whoever supplied its last input, after that thread's earlier
 // steps queued theirs, so each node's steps reach its lane — a FIFO — in execution order.
-// Executions end (futures complete, values dropped) strictly in order: one thread at a
-// time, the completer, ends the oldest slot whose steps have all finished.
+// Executions end (values dropped, slot freed, then the future completed) strictly in
+// order: one thread at a time, the completer, ends the oldest slot whose steps have all
+// finished.
 //
 // Ownership and threads: a slot's fields are written by execute (under mutex_) before its
 // first step is queued; values[n] by node n's step; the slot is then read by the steps
@@ -68,6 +69,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   class StepCall;
   struct Slot;
   struct HostSlot;
+  struct Ending;
 
   CompiledGraph(std::shared_ptr<Graph> graph, GraphPlan plan, Options options);
   void build();  // allocates the slots and the host list; throws NO_MEMORY
@@ -82,7 +84,8 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
 
   // Ends: the completer ends executions in order.
   void step_slot_done(size_t slot) noexcept;
-  void end_execution(Slot& s, std::shared_ptr<Scope> future) noexcept;
+  void release_values(Slot& s, Ending& ending) noexcept;  // drops, then the slot can be reused
+  static void complete(Ending ending) noexcept;            // the future, once the slot is free
   [[nodiscard]] bool inside() const noexcept;  // the calling thread hosts a node of this graph
 
   const std::shared_ptr<Graph> graph_;
@@ -90,6 +93,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   const Options options_;
   uint64_t id_ = 0;  // the hosts' key: unique for the process's life
   std::vector<uint32_t> host_of_;                 // node -> index in hosts_
+  std::vector<bool> is_output_;                   // node -> among the outputs
   std::vector<std::unique_ptr<HostSlot>> hosts_;  // one per distinct lane
   std::shared_ptr<const std::vector<const void*>> lanes_;  // the hosts' lanes, for futures
   std::vector<size_t> input_offset_;  // node -> first of its inputs in a slot's input buffer
