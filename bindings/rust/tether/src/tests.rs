@@ -394,18 +394,17 @@ fn dropping_an_actor_drains_and_drops_the_state_on_its_thread() {
 }
 
 #[test]
-fn groups_share_state_only_where_sync() {
-    let actor = Actor::new(&ActorOptions::new().group("io", 2), || AtomicUsize::new(0)).unwrap();
-    let e = actor.call(|_| ()).unwrap_err();
-    assert_eq!(e.code(), sys::TETHER_E_WRONG_STATE);
+fn grouped_actors_share_state_as_ref() {
+    let actor: GroupedActor<AtomicUsize> =
+        Actor::with_groups(&ActorOptions::new(), &[("io", 2)], || AtomicUsize::new(0)).unwrap();
+    let io = actor.group("io");
     let fs: Vec<_> = (0..10)
         .map(|_| {
-            actor
-                .call_in("io", |n: &AtomicUsize| {
-                    n.fetch_add(1, Ordering::SeqCst);
-                    os_thread_name()
-                })
-                .unwrap()
+            io.call(|n: &AtomicUsize| {
+                n.fetch_add(1, Ordering::SeqCst);
+                os_thread_name()
+            })
+            .unwrap()
         })
         .collect();
     for f in fs {
@@ -414,18 +413,105 @@ fn groups_share_state_only_where_sync() {
             Some("tether-actor/io")
         );
     }
+    io.tell(|n| {
+        n.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    actor
+        .tell(|n| {
+            n.fetch_add(100, Ordering::SeqCst);
+        })
+        .unwrap();
+    // The told calls run asynchronously on their threads: look until both are seen.
+    let deadline = Instant::now() + T;
+    loop {
+        let seen = actor
+            .call(|n| (n.load(Ordering::SeqCst), os_thread_name()))
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap();
+        assert_eq!(seen.1.as_deref(), Some("tether-actor"));
+        if seen.0 == 111 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "saw {}", seen.0);
+        thread::yield_now();
+    }
     assert_eq!(
-        actor
-            .call_ref(|n| n.load(Ordering::SeqCst))
+        io.call_timeout(T, |n| n.load(Ordering::SeqCst))
             .unwrap()
             .wait_timeout(T)
             .unwrap(),
-        10
+        111
     );
     assert_eq!(
-        actor.call_in("nope", |_| ()).unwrap_err().code(),
+        actor
+            .group("nope")
+            .call(|_| ())
+            .unwrap_err()
+            .code(),
         sys::TETHER_E_NOT_FOUND
     );
+    let e = Actor::with_groups(&ActorOptions::new(), &[("io", 0)], || AtomicUsize::new(0))
+        .unwrap_err();
+    assert_eq!(e.code(), sys::TETHER_E_INVALID_ARGUMENT);
+    let e = Actor::with_groups(&ActorOptions::new(), &[("a", 1), ("a", 1)], || ()).unwrap_err();
+    assert_eq!(e.code(), sys::TETHER_E_INVALID_ARGUMENT);
+}
+
+/// A blocked group never delays the default thread or another group, and a grouped
+/// actor's state (Sync, not Send) is dropped on the default thread after every group.
+#[test]
+fn grouped_actor_groups_are_independent_and_state_drops_on_the_default_thread() {
+    // Sync but not Send: a MutexGuard-like marker, dropped where it was built.
+    struct Pinned {
+        built_on: ThreadId,
+        dropped_on: Arc<Mutex<Option<ThreadId>>>,
+        hits: AtomicUsize,
+        _not_send: std::marker::PhantomData<std::sync::MutexGuard<'static, ()>>,
+    }
+    impl Drop for Pinned {
+        fn drop(&mut self) {
+            *self.dropped_on.lock().unwrap() = Some(thread::current().id());
+        }
+    }
+    let dropped_on = Arc::new(Mutex::new(None));
+    let d2 = dropped_on.clone();
+    let actor = Actor::with_groups(
+        &ActorOptions::new().name("pinned"),
+        &[("slow", 1), ("fast", 1)],
+        move || Pinned {
+            built_on: thread::current().id(),
+            dropped_on: d2,
+            hits: AtomicUsize::new(0),
+            _not_send: std::marker::PhantomData,
+        },
+    )
+    .unwrap();
+    let (tx, rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let blocked = actor
+        .group("slow")
+        .call(move |p| {
+            started_tx.send(()).unwrap();
+            let _ = rx.recv_timeout(T);
+            p.hits.fetch_add(1, Ordering::SeqCst)
+        })
+        .unwrap();
+    started_rx.recv_timeout(T).unwrap();
+    let fast = actor.group("fast").call(|p| p.hits.fetch_add(1, Ordering::SeqCst)).unwrap();
+    assert_eq!(fast.wait_timeout(T).unwrap(), 0);
+    let built_on = actor
+        .call(|p| (p.built_on, thread::current().id()))
+        .unwrap()
+        .wait_timeout(T)
+        .unwrap();
+    assert_eq!(built_on.0, built_on.1, "default calls run where S was built");
+    assert_eq!(blocked.poll(), State::Running);
+    tx.send(()).unwrap();
+    assert_eq!(blocked.wait_timeout(T).unwrap(), 1);
+    drop(actor);
+    assert_eq!(*dropped_on.lock().unwrap(), Some(built_on.0));
 }
 
 #[test]
