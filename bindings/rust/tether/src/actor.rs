@@ -106,8 +106,9 @@ pub struct Actor<S: 'static, A = Exclusive> {
     handle: sys::tether_actor,
     // fn(S): an Actor never holds or hands out an S (the S lives on the actor's thread,
     // and only Send values come out of it), so the handle is Send + Sync whatever S is.
-    // fn() -> A: A is a marker, never a value.
-    _s: PhantomData<(fn(S), fn() -> A)>,
+    _s: PhantomData<fn(S)>,
+    // A is a marker type (Exclusive or Shared), never a value.
+    _access: PhantomData<fn() -> A>,
 }
 
 /// An actor with concurrency groups: its state is shared by the default thread and the
@@ -332,6 +333,7 @@ impl<S: 'static> Actor<S, Exclusive> {
         Ok(Actor {
             handle: create(options, &[], ctor)?,
             _s: PhantomData,
+            _access: PhantomData,
         })
     }
 
@@ -451,6 +453,7 @@ impl<S: Sync + 'static> Actor<S, Shared> {
         Ok(Actor {
             handle: create(options, groups, ctor)?,
             _s: PhantomData,
+            _access: PhantomData,
         })
     }
 
