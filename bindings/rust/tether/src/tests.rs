@@ -895,6 +895,10 @@ fn scoped_task_fails_at_the_first_nested_error() {
                 }
                 thread::yield_now();
             }
+            // The stop is published before the failure is visible, so by now it must be.
+            if scope.stop_requested() {
+                s2.store(true, Ordering::SeqCst);
+            }
             7
         })
         .unwrap();
