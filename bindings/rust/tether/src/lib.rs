@@ -73,6 +73,13 @@
 //! });
 //! ```
 //!
+//! nor outlives it (here: out of an actor method):
+//!
+//! ```compile_fail
+//! let actor = tether::Actor::new(&tether::ActorOptions::new(), || 0u8).unwrap();
+//! let leaked = actor.call_scoped(|_, scope| scope); // not 'static
+//! ```
+//!
 //! Nested threads may outlive their starter, so their closures are `'static`:
 //!
 //! ```compile_fail

@@ -41,8 +41,13 @@ impl RunnerOptions {
     }
 }
 
-/// The context of a running task: a runner's target or nested thread, an executor task
-/// or an actor method. Use it to start nested threads and to see stop requests.
+/// The context of a running task: a runner's target or nested thread
+/// ([`Runner::spawn`], [`Scope::spawn`]), an executor task
+/// ([`Executor::submit_scoped`](crate::Executor::submit_scoped)) or an actor method
+/// ([`Actor::call_scoped`](crate::Actor::call_scoped),
+/// [`Group::call_scoped`](crate::Group::call_scoped)). Use it to start nested threads
+/// that belong to the task (its runner, or its future, ends only when they have returned
+/// too, and fails at the first error among them) and to see stop requests.
 ///
 /// A `Scope` is only valid on the thread its callback runs on, for the duration of the
 /// callback: it is neither `Send` nor `Sync`, and closures only ever see `&Scope`.
