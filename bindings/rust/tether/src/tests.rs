@@ -1171,3 +1171,37 @@ fn wait_any_gives_the_lowest_terminal_index() {
     assert_eq!(wait_any(&[&blocked], Some(T)).unwrap(), 0);
     assert!(blocked.wait_timeout(T).unwrap());
 }
+
+#[test]
+fn bounded_queue_submit_timeout() {
+    let exec = Executor::new(&ExecutorOptions::new().queue_capacity(1)).unwrap();
+    let (tx, rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let blocker = exec
+        .submit(move || {
+            started_tx.send(()).unwrap();
+            let _ = rx.recv_timeout(T);
+        })
+        .unwrap();
+    started_rx.recv_timeout(T).unwrap();
+    let queued = exec.submit(|| 1).unwrap();
+    assert_eq!(exec.submit(|| 2).unwrap_err().code(), sys::TETHER_E_QUEUE_FULL);
+    let e = exec
+        .submit_timeout(Duration::from_millis(20), || 3)
+        .unwrap_err();
+    assert!(e.is_timeout());
+    // Room made while waiting: the submit goes through.
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            go_tx.send(()).unwrap();
+            exec.submit_timeout(T, || 4).unwrap().wait_timeout(T).unwrap()
+        });
+        go_rx.recv_timeout(T).unwrap();
+        tx.send(()).unwrap();
+        assert_eq!(waiter.join().unwrap(), 4);
+    });
+    blocker.wait_timeout(T).unwrap();
+    assert_eq!(queued.wait_timeout(T).unwrap(), 1);
+    assert_eq!(exec.stats().rejected, 2);
+}
