@@ -220,7 +220,10 @@ fn main() {
     println!(
         "tether {} — best of {REPS}; round trips: {rounds}, fire-and-forget: {burst}; loadavg {}",
         tether::version(),
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
 
     let rust = Actor::new(&ActorOptions::new().name("bench-rust"), || 0u64).unwrap();

@@ -65,7 +65,6 @@ pub enum ActorState {
     Stopped,
 }
 
-
 /// Marker of an [`Actor`] without concurrency groups: its state is touched by its
 /// default thread only, one call at a time, so calls get `&mut S`.
 #[derive(Debug)]
@@ -131,7 +130,9 @@ pub type GroupedActor<S> = Actor<S, Shared>;
 
 impl<S: 'static, A> std::fmt::Debug for Actor<S, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Actor").field("handle", &self.handle).finish()
+        f.debug_struct("Actor")
+            .field("handle", &self.handle)
+            .finish()
     }
 }
 

@@ -297,11 +297,12 @@ impl Executor {
         Error::check(self.submit_raw(move |_: &Scope| f(), std::ptr::null_mut(), None))
     }
 
-    /// Runs a manual executor's tasks on the calling thread ([`ExecutorOptions::manual`]),
-    /// for `timeout` (`None`: until the executor is dropped, which cannot happen while this
-    /// borrow lasts unless through actors, so pass a bound). The first thread to call it
-    /// becomes the executor's thread for good. Errors: TETHER_E_WRONG_STATE on an executor
-    /// that is not manual, from another thread, or from inside one of its own tasks.
+    /// Runs a manual executor's tasks on the calling thread ([`ExecutorOptions::manual`])
+    /// until `timeout` has passed, then returns `Ok(())`. The first thread to call it
+    /// becomes the executor's thread for good. `None` never returns: the C call ends early
+    /// only when the executor is released, and this borrow keeps the `Executor` alive; run
+    /// in slices instead, as below. Errors: TETHER_E_WRONG_STATE on an executor that is not
+    /// manual, from another thread, or from inside one of its own tasks.
     ///
     /// ```
     /// use std::time::Duration;
@@ -454,9 +455,8 @@ impl<R> Future<R> {
             // SAFETY: the value was stored by our trampoline with put_result::<R>;
             // take_result succeeds once, and taking it makes us its owner.
             Error::check(unsafe { sys::tether_future_take_result(self.handle, &mut p) })?;
-            return unsafe { take_value::<R>(p) }.ok_or_else(|| {
-                Error::new(sys::TETHER_E_INTERNAL, "the future has no value")
-            });
+            return unsafe { take_value::<R>(p) }
+                .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the future has no value"));
         }
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases it.
@@ -483,7 +483,11 @@ impl<R> std::future::Future for Future<R> {
         notify.lock().unwrap_or_else(|e| e.into_inner()).waker = Some(cx.waker().clone());
         if first {
             let r = self.on_done(move || {
-                let w = notify.lock().unwrap_or_else(|e| e.into_inner()).waker.take();
+                let w = notify
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .waker
+                    .take();
                 if let Some(w) = w {
                     w.wake();
                 }
@@ -551,7 +555,11 @@ pub fn wait_any<T: FutureHandle>(futures: &[T], timeout: Option<Duration>) -> Re
     // refused by the library (TETHER_E_INVALID_ARGUMENT), never read.
     Error::check(unsafe {
         sys::tether_future_wait_any(
-            if handles.is_empty() { std::ptr::null() } else { handles.as_ptr() },
+            if handles.is_empty() {
+                std::ptr::null()
+            } else {
+                handles.as_ptr()
+            },
             handles.len(),
             timeout_ns(timeout),
             &mut index,

@@ -7,7 +7,9 @@ use std::time::Duration;
 use tether_sys as sys;
 
 use crate::ffi;
-use crate::util::{cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack};
+use crate::util::{
+    cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack,
+};
 use crate::{Error, State};
 
 /// Options of [`Runner::spawn`]. Fields left unset take the library's defaults (thread
@@ -232,13 +234,7 @@ impl<T: Send + 'static> Runner<T> {
         // SAFETY: `o` and `name` outlive the call; a boxed closure is freed exactly once by
         // its drop (also when the call fails).
         let st = unsafe {
-            ffi::runner_start(
-                &o,
-                Some(trampoline::<T, F, E>),
-                a.arg,
-                a.drop,
-                &mut handle,
-            )
+            ffi::runner_start(&o, Some(trampoline::<T, F, E>), a.arg, a.drop, &mut handle)
         };
         Error::check(st)?;
         Ok(Runner {
@@ -354,9 +350,8 @@ impl<T> Runner<T> {
                 // put_result::<T>; taking it (once: we own the handle and are consumed)
                 // makes us its owner (the library will not drop it).
                 Error::check(unsafe { sys::tether_runner_take_result(self.handle, &mut p) })?;
-                unsafe { take_value::<T>(p) }.ok_or_else(|| {
-                    Error::new(sys::TETHER_E_INTERNAL, "the runner has no result")
-                })
+                unsafe { take_value::<T>(p) }
+                    .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the runner has no result"))
             }
             _ => Err(self.error().unwrap_or_else(|| {
                 Error::new(sys::TETHER_E_INTERNAL, "terminal runner without an error")

@@ -445,15 +445,11 @@ fn grouped_actors_share_state_as_ref() {
         111
     );
     assert_eq!(
-        actor
-            .group("nope")
-            .call(|_| ())
-            .unwrap_err()
-            .code(),
+        actor.group("nope").call(|_| ()).unwrap_err().code(),
         sys::TETHER_E_NOT_FOUND
     );
-    let e = Actor::with_groups(&ActorOptions::new(), &[("io", 0)], || AtomicUsize::new(0))
-        .unwrap_err();
+    let e =
+        Actor::with_groups(&ActorOptions::new(), &[("io", 0)], || AtomicUsize::new(0)).unwrap_err();
     assert_eq!(e.code(), sys::TETHER_E_INVALID_ARGUMENT);
     let e = Actor::with_groups(&ActorOptions::new(), &[("a", 1), ("a", 1)], || ()).unwrap_err();
     assert_eq!(e.code(), sys::TETHER_E_INVALID_ARGUMENT);
@@ -499,14 +495,20 @@ fn grouped_actor_groups_are_independent_and_state_drops_on_the_default_thread() 
         })
         .unwrap();
     started_rx.recv_timeout(T).unwrap();
-    let fast = actor.group("fast").call(|p| p.hits.fetch_add(1, Ordering::SeqCst)).unwrap();
+    let fast = actor
+        .group("fast")
+        .call(|p| p.hits.fetch_add(1, Ordering::SeqCst))
+        .unwrap();
     assert_eq!(fast.wait_timeout(T).unwrap(), 0);
     let built_on = actor
         .call(|p| (p.built_on, thread::current().id()))
         .unwrap()
         .wait_timeout(T)
         .unwrap();
-    assert_eq!(built_on.0, built_on.1, "default calls run where S was built");
+    assert_eq!(
+        built_on.0, built_on.1,
+        "default calls run where S was built"
+    );
     assert_eq!(blocked.poll(), State::Running);
     tx.send(()).unwrap();
     assert_eq!(blocked.wait_timeout(T).unwrap(), 1);
@@ -737,32 +739,68 @@ fn inline_and_boxed_values_round_trip() {
     assert_eq!(exec.submit(move || k).unwrap().wait_timeout(T).unwrap(), k);
     let (a, b) = (7u8, 0xdead_beefu32);
     assert_eq!(
-        exec.submit(move || (a, b)).unwrap().wait_timeout(T).unwrap(),
+        exec.submit(move || (a, b))
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
         (7, 0xdead_beef)
     );
-    assert_eq!(exec.submit(|| [1u8, 2, 3]).unwrap().wait_timeout(T).unwrap(), [1, 2, 3]);
-    assert_eq!(exec.submit(|| 'x').unwrap().wait_timeout(T).unwrap(), 'x');
-    assert_eq!(exec.submit(|| 0.5f64).unwrap().wait_timeout(T).unwrap(), 0.5);
     assert_eq!(
-        exec.submit(|| std::num::NonZeroU64::new(9)).unwrap().wait_timeout(T).unwrap(),
+        exec.submit(|| [1u8, 2, 3])
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
+        [1, 2, 3]
+    );
+    assert_eq!(exec.submit(|| 'x').unwrap().wait_timeout(T).unwrap(), 'x');
+    assert_eq!(
+        exec.submit(|| 0.5f64).unwrap().wait_timeout(T).unwrap(),
+        0.5
+    );
+    assert_eq!(
+        exec.submit(|| std::num::NonZeroU64::new(9))
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
         std::num::NonZeroU64::new(9)
     );
-    assert_eq!(exec.submit(|| None::<&'static u8>).unwrap().wait_timeout(T).unwrap(), None);
+    assert_eq!(
+        exec.submit(|| None::<&'static u8>)
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
+        None
+    );
     assert_eq!(exec.submit(|| 0u64).unwrap().wait_timeout(T).unwrap(), 0);
     let s: &'static str = "static";
-    assert_eq!(exec.submit(move || s).unwrap().wait_timeout(T).unwrap(), "static");
     assert_eq!(
-        exec.submit(|| String::from("boxed")).unwrap().wait_timeout(T).unwrap(),
+        exec.submit(move || s).unwrap().wait_timeout(T).unwrap(),
+        "static"
+    );
+    assert_eq!(
+        exec.submit(|| String::from("boxed"))
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
         "boxed"
     );
-    assert_eq!(exec.submit(|| [7u64; 4]).unwrap().wait_timeout(T).unwrap(), [7; 4]);
+    assert_eq!(
+        exec.submit(|| [7u64; 4]).unwrap().wait_timeout(T).unwrap(),
+        [7; 4]
+    );
     // A zero-sized value is taken once, like any other.
     let z = exec.submit(|| Token).unwrap();
     assert_eq!(z.wait_timeout(T).unwrap(), Token);
-    assert_eq!(z.wait_timeout(T).unwrap_err().code(), sys::TETHER_E_WRONG_STATE);
+    assert_eq!(
+        z.wait_timeout(T).unwrap_err().code(),
+        sys::TETHER_E_WRONG_STATE
+    );
     let u = exec.submit(|| ()).unwrap();
     u.wait_timeout(T).unwrap();
-    assert_eq!(u.wait_timeout(T).unwrap_err().code(), sys::TETHER_E_WRONG_STATE);
+    assert_eq!(
+        u.wait_timeout(T).unwrap_err().code(),
+        sys::TETHER_E_WRONG_STATE
+    );
     // A value whose task failed is never made up.
     let bad = exec.submit(|| -> Token { panic!("no token") }).unwrap();
     assert_eq!(bad.wait_timeout(T).unwrap_err().message(), "no token");
@@ -805,7 +843,9 @@ fn inline_closures_cancelled_and_run_in_mixed_order() {
     let n = scaled(20_000);
     let exec = Executor::new(&ExecutorOptions::new()).unwrap();
     let (gate_tx, gate_rx) = mpsc::channel::<()>();
-    let gate = exec.submit(move || gate_rx.recv_timeout(T).is_ok()).unwrap();
+    let gate = exec
+        .submit(move || gate_rx.recv_timeout(T).is_ok())
+        .unwrap();
     let futs: Vec<_> = (0..n as u64)
         .map(|i| {
             exec.submit(move || {
@@ -886,7 +926,9 @@ fn scoped_task_fails_at_the_first_nested_error() {
     let f = exec
         .submit_scoped(move |scope| {
             scope
-                .spawn("exploder", |_| -> Result<(), String> { panic!("nested task boom") })
+                .spawn("exploder", |_| -> Result<(), String> {
+                    panic!("nested task boom")
+                })
                 .unwrap();
             let deadline = Instant::now() + T;
             while !r2.load(Ordering::SeqCst) && Instant::now() < deadline {
@@ -904,7 +946,10 @@ fn scoped_task_fails_at_the_first_nested_error() {
         .unwrap();
     let e = f.wait_timeout(T).unwrap_err();
     assert!(e.is_panic());
-    assert_eq!((e.message(), e.thread_name()), ("nested task boom", "exploder"));
+    assert_eq!(
+        (e.message(), e.thread_name()),
+        ("nested task boom", "exploder")
+    );
     release.store(true, Ordering::SeqCst);
     // The executor goes on: its next task runs once the scoped one has returned.
     assert_eq!(exec.submit(|| 1).unwrap().wait_timeout(T).unwrap(), 1);
@@ -948,7 +993,10 @@ fn scoped_actor_method_nested_threads() {
         .unwrap();
     let e = f.wait_timeout(T).unwrap_err();
     assert_eq!(e.code(), sys::TETHER_E_TASK_FAILED);
-    assert_eq!((e.message(), e.thread_name()), ("upload failed", "uploader"));
+    assert_eq!(
+        (e.message(), e.thread_name()),
+        ("upload failed", "uploader")
+    );
     assert_eq!(actor.state(), ActorState::Alive);
     assert_eq!(actor.call(|n| n.get()).unwrap().wait_timeout(T).unwrap(), 1);
 
@@ -959,7 +1007,9 @@ fn scoped_actor_method_nested_threads() {
         .group("io")
         .call_scoped(|_, scope| {
             scope
-                .spawn("io-child", |_| -> Result<(), String> { panic!("io child boom") })
+                .spawn("io-child", |_| -> Result<(), String> {
+                    panic!("io child boom")
+                })
                 .unwrap();
         })
         .unwrap();
@@ -998,13 +1048,20 @@ fn manual_executor_runs_on_the_thread_that_runs_it() {
             .join()
             .unwrap()
     });
-    assert_eq!(f.poll(), State::Pending, "nothing runs until someone runs it");
+    assert_eq!(
+        f.poll(),
+        State::Pending,
+        "nothing runs until someone runs it"
+    );
     run_until(&exec, || f.poll().is_terminal());
     assert_eq!(f.wait_timeout(Duration::ZERO).unwrap(), me);
     assert_ne!(exec.stats().os_thread_id, 0);
     // Waiting here for work only this thread can run is refused, not hung.
     let g = exec.submit(|| 2).unwrap();
-    assert_eq!(g.wait_timeout(T).unwrap_err().code(), sys::TETHER_E_DEADLOCK);
+    assert_eq!(
+        g.wait_timeout(T).unwrap_err().code(),
+        sys::TETHER_E_DEADLOCK
+    );
     run_until(&exec, || g.poll().is_terminal());
     assert_eq!(g.wait_timeout(T).unwrap(), 2);
     // Any other thread is refused.
@@ -1158,7 +1215,10 @@ fn wait_any_gives_the_lowest_terminal_index() {
     let mixed: [&dyn FutureHandle; 3] = [&blocked, &done, &also];
     let i = wait_any(&mixed, Some(T)).unwrap();
     assert!(i == 1 || i == 2);
-    assert_eq!(wait_any(&[&blocked as &dyn FutureHandle, &also], Some(T)).unwrap(), 1);
+    assert_eq!(
+        wait_any(&[&blocked as &dyn FutureHandle, &also], Some(T)).unwrap(),
+        1
+    );
     let homogeneous = vec![fast.submit(|| 1).unwrap(), fast.submit(|| 2).unwrap()];
     let i = wait_any(&homogeneous, Some(T)).unwrap();
     assert!(i < 2);
@@ -1185,7 +1245,10 @@ fn bounded_queue_submit_timeout() {
         .unwrap();
     started_rx.recv_timeout(T).unwrap();
     let queued = exec.submit(|| 1).unwrap();
-    assert_eq!(exec.submit(|| 2).unwrap_err().code(), sys::TETHER_E_QUEUE_FULL);
+    assert_eq!(
+        exec.submit(|| 2).unwrap_err().code(),
+        sys::TETHER_E_QUEUE_FULL
+    );
     let e = exec
         .submit_timeout(Duration::from_millis(20), || 3)
         .unwrap_err();
@@ -1195,7 +1258,10 @@ fn bounded_queue_submit_timeout() {
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             go_tx.send(()).unwrap();
-            exec.submit_timeout(T, || 4).unwrap().wait_timeout(T).unwrap()
+            exec.submit_timeout(T, || 4)
+                .unwrap()
+                .wait_timeout(T)
+                .unwrap()
         });
         go_rx.recv_timeout(T).unwrap();
         tx.send(()).unwrap();

@@ -177,9 +177,7 @@ pub(crate) unsafe fn put_result<R: Send + 'static>(
         }
     } else {
         // SAFETY: on failure the library drops the value itself, through free_boxed::<R>.
-        unsafe {
-            ffi::task_set_result(task, RawArg::new(into_arg(v)), Some(free_boxed::<R>))
-        }
+        unsafe { ffi::task_set_result(task, RawArg::new(into_arg(v)), Some(free_boxed::<R>)) }
     };
     if st == sys::TETHER_OK {
         Ok(())
