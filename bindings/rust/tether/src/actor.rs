@@ -1,6 +1,6 @@
 //! `Actor<S>`: state that lives on one pinned thread (header section 8).
 use std::convert::Infallible;
-use std::ffi::{c_void, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::fmt::Display;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -8,15 +8,17 @@ use std::time::Duration;
 use tether_sys as sys;
 
 use crate::executor::{kept_errors, new_stats};
-use crate::util::{cstring, free_boxed, into_arg, run_task, set_result, take_closure, timeout_ns};
-use crate::{Error, Executor, Future, Stats};
+use crate::ffi;
+use crate::util::{cstring, free_boxed, pack, put_result, run_task, timeout_ns, unpack};
+use crate::{Error, Executor, Future, Scope, Stats};
 
-/// Options of [`Actor::new`].
+/// Options of [`Actor::new`] and [`Actor::with_groups`]. (Concurrency groups are not an
+/// option: they change what calls may do with the state, so they are part of the type,
+/// see [`GroupedActor`].)
 #[derive(Debug, Clone, Default)]
 pub struct ActorOptions {
     name: Option<String>,
     executor: sys::tether_executor,
-    groups: Vec<(String, u32)>,
     mailbox_capacity: Option<usize>,
 }
 
@@ -34,12 +36,6 @@ impl ActorOptions {
     /// as long as an actor uses it, even if the `Executor` is dropped first.
     pub fn executor(mut self, executor: &Executor) -> Self {
         self.executor = executor.handle;
-        self
-    }
-    /// Adds a named concurrency group running on `threads` threads of its own. An actor
-    /// with groups shares its state across threads: see [`Actor::call_in`].
-    pub fn group(mut self, name: impl Into<String>, threads: u32) -> Self {
-        self.groups.push((name.into(), threads));
         self
     }
     /// Bounds the calls queued and not yet started (0 = unbounded).
@@ -69,15 +65,31 @@ pub enum ActorState {
     Stopped,
 }
 
+/// Marker of an [`Actor`] without concurrency groups: its state is touched by its
+/// default thread only, one call at a time, so calls get `&mut S`.
+#[derive(Debug)]
+pub enum Exclusive {}
+
+/// Marker of an actor with concurrency groups ([`GroupedActor`]): its state is shared
+/// with the groups' threads, so every call gets `&S`, and `S: Sync`.
+#[derive(Debug)]
+pub enum Shared {}
+
 /// State `S` that lives on ONE pinned thread: it is built there by the constructor
 /// closure, every default-group call runs there in order, and it is dropped there. So `S`
 /// need not be `Send`: `Rc<RefCell<_>>` and `thread_local!` set by the constructor work.
 ///
 /// Closures going in are `Send + 'static` (they move to the actor's thread, and may be
 /// dropped on any thread if they never run); values coming out are `Send`, so nothing of
-/// `S` that is not `Send` can ever leave its thread.
+/// `S` that is not `Send` can ever leave its thread. A closure that fits in a pointer and
+/// has no drop glue (one capturing nothing, or a `u64`) travels without allocation.
 ///
 /// Dropping an `Actor` lets the queued calls run (drain), then drops `S` on its thread.
+///
+/// `Actor<S>` (= `Actor<S, Exclusive>`, made by [`new`](Actor::new)) has no concurrency
+/// groups and gives calls `&mut S`. An actor with groups is a [`GroupedActor<S>`]
+/// (= `Actor<S, Shared>`, made by [`with_groups`](Actor::with_groups)): there every call
+/// gets `&S` and `S: Sync`, because group methods run on other threads at the same time.
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc, time::Duration};
@@ -89,16 +101,219 @@ pub enum ActorState {
 /// let n = actor.call(|log| log.borrow().len()).unwrap();
 /// assert_eq!(n.wait_timeout(Duration::from_secs(5)).unwrap(), 1);
 /// ```
-#[derive(Debug)]
-pub struct Actor<S: 'static> {
+pub struct Actor<S: 'static, A = Exclusive> {
     handle: sys::tether_actor,
-    has_groups: bool,
     // fn(S): an Actor never holds or hands out an S (the S lives on the actor's thread,
     // and only Send values come out of it), so the handle is Send + Sync whatever S is.
     _s: PhantomData<fn(S)>,
+    // A is a marker type (Exclusive or Shared), never a value.
+    _access: PhantomData<fn() -> A>,
 }
 
-impl<S: 'static> Actor<S> {
+/// An actor with concurrency groups: its state is shared by the default thread and the
+/// groups' threads, so `S: Sync` and every call gets `&S`; use interior mutability
+/// (atomics, `Mutex`, `RwLock`) for what changes. Made by [`Actor::with_groups`].
+///
+/// ```
+/// use std::{sync::atomic::{AtomicU64, Ordering}, time::Duration};
+/// use tether::{Actor, ActorOptions, GroupedActor};
+///
+/// let server: GroupedActor<AtomicU64> =
+///     Actor::with_groups(&ActorOptions::new().name("srv"), &[("io", 2)], || AtomicU64::new(0)).unwrap();
+/// let io = server.group("io");
+/// let fs: Vec<_> = (0..4).map(|_| io.call(|hits| hits.fetch_add(1, Ordering::SeqCst)).unwrap()).collect();
+/// for f in fs { f.wait_timeout(Duration::from_secs(5)).unwrap(); }
+/// let total = server.call(|hits| hits.load(Ordering::SeqCst)).unwrap();   // default thread
+/// assert_eq!(total.wait_timeout(Duration::from_secs(5)).unwrap(), 4);
+/// ```
+pub type GroupedActor<S> = Actor<S, Shared>;
+
+impl<S: 'static, A> std::fmt::Debug for Actor<S, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Actor")
+            .field("handle", &self.handle)
+            .finish()
+    }
+}
+
+/// Creates an actor running `ctor` on its default thread (S is built there, boxed, and
+/// freed there by the destructor `free_boxed::<S>`).
+fn create<S, F, E>(
+    options: &ActorOptions,
+    groups: &[(&str, u32)],
+    ctor: F,
+) -> Result<sys::tether_actor, Error>
+where
+    S: 'static,
+    F: FnOnce() -> Result<S, E> + Send + 'static,
+    E: Display,
+{
+    unsafe extern "C" fn ctor_trampoline<S: 'static, F, E>(
+        task: *mut sys::tether_task,
+        arg: *mut c_void,
+        state_out: *mut *mut c_void,
+    ) -> sys::tether_status
+    where
+        F: FnOnce() -> Result<S, E> + Send + 'static,
+        E: Display,
+    {
+        // SAFETY: `arg` is the library's copy of pack::<F>(..) made by `create`, handed to
+        // this callback once; `state_out` is the library's out-pointer; `task` is ours.
+        unsafe {
+            let Some(f) = unpack::<F>(arg) else {
+                return sys::TETHER_E_INTERNAL;
+            };
+            run_task(task, move || match f() {
+                Ok(s) => {
+                    *state_out = Box::into_raw(Box::new(s)).cast();
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            })
+        }
+    }
+
+    let mut o = std::mem::MaybeUninit::<sys::tether_actor_options>::zeroed();
+    // SAFETY: _init fills every field.
+    let mut o = unsafe {
+        sys::tether_actor_options_init(o.as_mut_ptr());
+        o.assume_init()
+    };
+    let name: Option<CString> = options.name.as_deref().map(cstring);
+    if let Some(n) = &name {
+        o.name = n.as_ptr();
+    }
+    o.executor = options.executor;
+    let group_names: Vec<CString> = groups.iter().map(|(n, _)| cstring(n)).collect();
+    let specs: Vec<sys::tether_group_spec> = group_names
+        .iter()
+        .zip(groups)
+        .map(|(n, (_, threads))| sys::tether_group_spec {
+            name: n.as_ptr(),
+            threads: *threads,
+        })
+        .collect();
+    if !specs.is_empty() {
+        o.groups = specs.as_ptr();
+        o.group_count = specs.len();
+    }
+    if let Some(m) = options.mailbox_capacity {
+        o.mailbox_capacity = m;
+    }
+    let mut handle = sys::tether_actor { id: 0 };
+    let a = pack(ctor);
+    // SAFETY: `o`, the names and the specs outlive the call. A boxed ctor is freed exactly
+    // once by its drop; the state is a Box<S> freed by the dtor, free_boxed::<S>, which
+    // the library runs on the actor's default thread (where S was built), once.
+    let st = unsafe {
+        ffi::actor_create(
+            &o,
+            Some(ctor_trampoline::<S, F, E>),
+            Some(free_boxed::<S>),
+            a.arg,
+            a.drop,
+            &mut handle,
+        )
+    };
+    Error::check(st)?;
+    Ok(handle)
+}
+
+/// Queues `f(state, scope)` on the threads of `group` (NULL: the default thread). `f`
+/// receives the raw state pointer; the public wrappers turn it into `&mut S` (an
+/// [`Exclusive`] actor) or `&S` (a [`Shared`] one), which is where the aliasing argument
+/// lives. With `out` NULL the call is fire and forget and its value is dropped on the
+/// actor's thread.
+fn call_raw<S, F, R>(
+    actor: sys::tether_actor,
+    group: *const c_char,
+    f: F,
+    out: *mut sys::tether_future,
+    timeout: Option<Duration>,
+) -> sys::tether_status
+where
+    S: 'static,
+    F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+    R: Send + 'static,
+{
+    unsafe extern "C" fn trampoline<S: 'static, F, R, const KEEP: bool>(
+        task: *mut sys::tether_task,
+        state: *mut c_void,
+        arg: *mut c_void,
+    ) -> sys::tether_status
+    where
+        F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw, handed to
+        // this callback once; `state` is the Box<S> made by the constructor, live until
+        // the destructor, which runs after every call; `task` is this callback's target.
+        unsafe {
+            let Some(f) = unpack::<F>(arg) else {
+                return sys::TETHER_E_INTERNAL;
+            };
+            let s = state.cast::<S>();
+            // Fire and forget (KEEP false): nobody can take a value, so it is dropped here
+            // rather than handed to the library.
+            run_task(task, move || {
+                let v = f(s, &Scope::new(task));
+                if KEEP {
+                    put_result(task, v)
+                } else {
+                    Ok(())
+                }
+            })
+        }
+    }
+    let m: sys::tether_method_fn = if out.is_null() {
+        trampoline::<S, F, R, false>
+    } else {
+        trampoline::<S, F, R, true>
+    };
+    let a = pack(f);
+    // SAFETY: `group` is NULL or a C string the caller keeps alive for the call; a boxed
+    // closure is freed exactly once by its drop (also on failure); `out` is NULL or a
+    // local of the caller.
+    unsafe {
+        match timeout {
+            None => ffi::actor_call(actor, group, Some(m), a.arg, a.drop, out),
+            Some(t) => ffi::actor_call_timeout(
+                actor,
+                group,
+                Some(m),
+                a.arg,
+                a.drop,
+                out,
+                timeout_ns(Some(t)),
+            ),
+        }
+    }
+}
+
+/// `call_raw` with a future.
+fn call_future<S, F, R>(
+    actor: sys::tether_actor,
+    group: *const c_char,
+    f: F,
+    timeout: Option<Duration>,
+) -> Result<Future<R>, Error>
+where
+    S: 'static,
+    F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let mut h = sys::tether_future { id: 0 };
+    Error::check(call_raw(actor, group, f, &mut h, timeout))?;
+    Ok(Future::from_handle(h))
+}
+
+// Why `&mut S` is sound on an `Actor<S, Exclusive>`: it is made only by `new`/`try_new`,
+// which create the actor WITHOUT concurrency groups, so the constructor, every call and
+// the destructor run on the default thread one at a time (the library runs one task of a
+// thread at a time, and refuses a nested `run` of a manual executor), and no other
+// reference to S exists: closures are 'static and return 'static values, so no borrow of
+// S outlives its call.
+impl<S: 'static> Actor<S, Exclusive> {
     /// Creates the actor and queues `ctor` on its thread: `S` is built there. Returns at
     /// once; calls queue behind the constructor. A panicking constructor makes the actor
     /// DEAD and its calls fail with TETHER_E_ACTOR_DEAD (cause: the panic).
@@ -116,190 +331,71 @@ impl<S: 'static> Actor<S> {
         F: FnOnce() -> Result<S, E> + Send + 'static,
         E: Display,
     {
-        unsafe extern "C" fn ctor_trampoline<S: 'static, F, E>(
-            task: *mut sys::tether_task,
-            arg: *mut c_void,
-            state_out: *mut *mut c_void,
-        ) -> sys::tether_status
-        where
-            F: FnOnce() -> Result<S, E> + Send + 'static,
-            E: Display,
-        {
-            // SAFETY: `arg` is the Option<F> boxed by try_new; `state_out` is the
-            // library's out-pointer; `task` is this callback's.
-            unsafe {
-                let Some(f) = take_closure::<F>(arg) else {
-                    return sys::TETHER_E_INTERNAL;
-                };
-                run_task(task, move || match f() {
-                    Ok(s) => {
-                        *state_out = into_arg(s);
-                        Ok(())
-                    }
-                    Err(e) => Err(e.to_string()),
-                })
-            }
-        }
-
-        let mut o = std::mem::MaybeUninit::<sys::tether_actor_options>::zeroed();
-        // SAFETY: _init fills every field.
-        let mut o = unsafe {
-            sys::tether_actor_options_init(o.as_mut_ptr());
-            o.assume_init()
-        };
-        let name: Option<CString> = options.name.as_deref().map(cstring);
-        if let Some(n) = &name {
-            o.name = n.as_ptr();
-        }
-        o.executor = options.executor;
-        let group_names: Vec<CString> = options.groups.iter().map(|(n, _)| cstring(n)).collect();
-        let specs: Vec<sys::tether_group_spec> = group_names
-            .iter()
-            .zip(&options.groups)
-            .map(|(n, (_, threads))| sys::tether_group_spec {
-                name: n.as_ptr(),
-                threads: *threads,
-            })
-            .collect();
-        if !specs.is_empty() {
-            o.groups = specs.as_ptr();
-            o.group_count = specs.len();
-        }
-        if let Some(m) = options.mailbox_capacity {
-            o.mailbox_capacity = m;
-        }
-        let mut handle = sys::tether_actor { id: 0 };
-        // SAFETY: `o`, the names and the specs outlive the call. The ctor's arg box is
-        // freed exactly once by free_boxed; the state is a Box<S> freed by the dtor,
-        // free_boxed::<S>, on the actor's default thread (where S was built).
-        let st = unsafe {
-            sys::tether_actor_create(
-                &o,
-                Some(ctor_trampoline::<S, F, E>),
-                Some(free_boxed::<S>),
-                into_arg(Some(ctor)),
-                Some(free_boxed::<Option<F>>),
-                &mut handle,
-            )
-        };
-        Error::check(st)?;
         Ok(Actor {
-            handle,
-            has_groups: !specs.is_empty(),
+            handle: create(options, &[], ctor)?,
             _s: PhantomData,
+            _access: PhantomData,
         })
     }
 
-    /// `f` receives the raw state pointer; the public wrappers turn it into `&mut S` (the
-    /// default thread, no groups) or `&S`, so no `&mut S` is ever made where it could alias.
-    fn call_raw<F, R>(
-        &self,
-        group: Option<&str>,
-        f: F,
-        out: *mut sys::tether_future,
-        timeout: Option<Duration>,
-    ) -> sys::tether_status
-    where
-        F: FnOnce(*mut S) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        unsafe extern "C" fn trampoline<S: 'static, F, R, const KEEP: bool>(
-            task: *mut sys::tether_task,
-            state: *mut c_void,
-            arg: *mut c_void,
-        ) -> sys::tether_status
-        where
-            F: FnOnce(*mut S) -> R + Send + 'static,
-            R: Send + 'static,
-        {
-            // SAFETY: `arg` is the Option<F> boxed by call_raw; `state` is the Box<S> made
-            // by the constructor, live until the destructor, which runs after every call.
-            unsafe {
-                let Some(f) = take_closure::<F>(arg) else {
-                    return sys::TETHER_E_INTERNAL;
-                };
-                let s = state.cast::<S>();
-                // Fire and forget (KEEP false): nobody can take a value, so it is dropped
-                // here rather than handed to the library.
-                run_task(task, move || {
-                    let v = f(s);
-                    if KEEP {
-                        set_result(task, v)
-                    } else {
-                        Ok(())
-                    }
-                })
-            }
-        }
-        let group: Option<CString> = group.map(cstring);
-        // SAFETY: the group name outlives the call; the arg box is freed exactly once by
-        // free_boxed (also on failure); `out` is NULL or a local of the caller.
-        unsafe {
-            let g = group.as_ref().map_or(std::ptr::null(), |g| g.as_ptr());
-            let m: sys::tether_method_fn = if out.is_null() {
-                trampoline::<S, F, R, false>
-            } else {
-                trampoline::<S, F, R, true>
-            };
-            let arg = into_arg(Some(f));
-            let drop = Some(free_boxed::<Option<F>> as sys::tether_drop_fn);
-            match timeout {
-                None => sys::tether_actor_call(self.handle, g, Some(m), arg, drop, out),
-                Some(t) => sys::tether_actor_call_timeout(
-                    self.handle,
-                    g,
-                    Some(m),
-                    arg,
-                    drop,
-                    out,
-                    timeout_ns(Some(t)),
-                ),
-            }
-        }
-    }
-
-    fn refuse_mut_with_groups(&self) -> Result<(), Error> {
-        if self.has_groups {
-            Err(Error::new(
-                sys::TETHER_E_WRONG_STATE,
-                "call/tell give &mut S, which an actor with concurrency groups shares with \
-                 other threads: use call_ref and interior mutability",
-            ))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Queues `f(&mut state)` on the actor's default thread, after the calls queued before
-    /// it, and returns a [`Future`] of its value. A panic fails only this call's future.
-    ///
-    /// An actor with concurrency groups shares its state with the group threads, so `&mut`
-    /// access would race: there this returns TETHER_E_WRONG_STATE; use
-    /// [`call_ref`](Self::call_ref).
+    /// Queues `f(&mut state)` on the actor's thread, after the calls queued before it, and
+    /// returns a [`Future`] of its value. A panic fails only this call's future.
     pub fn call<F, R>(&self, f: F) -> Result<Future<R>, Error>
     where
         F: FnOnce(&mut S) -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.refuse_mut_with_groups()?;
-        let mut h = sys::tether_future { id: 0 };
-        // SAFETY (of the &mut): without groups every call runs on the default thread, one
-        // at a time, after the constructor and before the destructor: access is exclusive.
-        Error::check(self.call_raw(None, move |s: *mut S| f(unsafe { &mut *s }), &mut h, None))?;
-        Ok(Future::from_handle(h))
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_future(
+            self.handle,
+            std::ptr::null(),
+            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
+            None,
+        )
+    }
+
+    /// Like [`call`](Self::call), and `f` also gets the call's [`Scope`]: nested threads
+    /// it starts belong to the call, whose future completes when the method and all of
+    /// them have returned, and fails at the first error among them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tether::{Actor, ActorOptions};
+    /// let actor = Actor::new(&ActorOptions::new(), || 0u32).unwrap();
+    /// let f = actor.call_scoped(|n, scope| {
+    ///     *n += 1;
+    ///     scope.spawn("upload", |_| -> Result<(), String> { panic!("disk full") }).unwrap();
+    ///     *n
+    /// }).unwrap();
+    /// let err = f.wait_timeout(Duration::from_secs(5)).unwrap_err();
+    /// assert!(err.is_panic() && err.thread_name() == "upload");
+    /// ```
+    pub fn call_scoped<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&mut S, &Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_future(
+            self.handle,
+            std::ptr::null(),
+            move |s: *mut S, scope: &Scope| f(unsafe { &mut *s }, scope),
+            None,
+        )
     }
 
     /// Fire-and-forget [`call`](Self::call): a failure is counted and kept by the actor
-    /// ([`errors`](Self::errors)).
+    /// ([`errors`](Self::errors)). A closure that fits in a pointer and has no drop glue
+    /// costs no allocation.
     pub fn tell<F>(&self, f: F) -> Result<(), Error>
     where
         F: FnOnce(&mut S) + Send + 'static,
     {
-        self.refuse_mut_with_groups()?;
-        // SAFETY (of the &mut): as in `call`.
-        Error::check(self.call_raw(
-            None,
-            move |s: *mut S| f(unsafe { &mut *s }),
+        // SAFETY (of the &mut): see the comment on this impl.
+        Error::check(call_raw(
+            self.handle,
+            std::ptr::null(),
+            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
             std::ptr::null_mut(),
             None,
         ))
@@ -313,31 +409,193 @@ impl<S: 'static> Actor<S> {
         F: FnOnce(&mut S) -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.refuse_mut_with_groups()?;
-        let mut h = sys::tether_future { id: 0 };
-        // SAFETY (of the &mut): as in `call`.
-        Error::check(self.call_raw(
-            None,
-            move |s: *mut S| f(unsafe { &mut *s }),
-            &mut h,
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_future(
+            self.handle,
+            std::ptr::null(),
+            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
             Some(timeout),
-        ))?;
-        Ok(Future::from_handle(h))
+        )
+    }
+}
+
+// Why `&S` is sound on an `Actor<S, Shared>`: every call, on the default thread or a
+// group's, gets `&S` only (no `&mut S` is ever made), and S: Sync makes shared access
+// from several threads at once sound. S is built on the default thread before any group
+// method starts and dropped there once every group is idle (the library's order), and
+// `&S` is Send exactly when S: Sync.
+impl<S: Sync + 'static> Actor<S, Shared> {
+    /// Creates an actor with concurrency groups: `groups` lists `(name, threads)` (names
+    /// unique and not empty, at least one thread each; else TETHER_E_INVALID_ARGUMENT).
+    /// `S` is built on the default thread, as with [`new`](Actor::new); group methods run
+    /// on the groups' own threads (`"name/io"`), so the state is shared: `S: Sync`, and
+    /// every call gets `&S`. An empty `groups` gives an actor whose calls get `&S` too.
+    pub fn with_groups<F>(
+        options: &ActorOptions,
+        groups: &[(&str, u32)],
+        ctor: F,
+    ) -> Result<GroupedActor<S>, Error>
+    where
+        F: FnOnce() -> S + Send + 'static,
+    {
+        Self::try_with_groups(options, groups, move || Ok::<S, Infallible>(ctor()))
     }
 
-    /// Queues `f(&state)` on the default thread (any actor, groups or not).
-    pub fn call_ref<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    /// Like [`with_groups`](Self::with_groups), with a constructor that may fail.
+    pub fn try_with_groups<F, E>(
+        options: &ActorOptions,
+        groups: &[(&str, u32)],
+        ctor: F,
+    ) -> Result<GroupedActor<S>, Error>
+    where
+        F: FnOnce() -> Result<S, E> + Send + 'static,
+        E: Display,
+    {
+        Ok(Actor {
+            handle: create(options, groups, ctor)?,
+            _s: PhantomData,
+            _access: PhantomData,
+        })
+    }
+
+    /// The concurrency group `name`, to call methods on its threads. An unknown name makes
+    /// those calls fail with TETHER_E_NOT_FOUND. The name is converted once, so keep the
+    /// `Group` for repeated calls.
+    pub fn group(&self, name: &str) -> Group<'_, S> {
+        Group {
+            actor: self,
+            name: Some(cstring(name)),
+        }
+    }
+
+    fn default_group(&self) -> Group<'_, S> {
+        Group {
+            actor: self,
+            name: None,
+        }
+    }
+
+    /// Queues `f(&state)` on the default thread (where the state was built), after the
+    /// calls queued there before it.
+    pub fn call<F, R>(&self, f: F) -> Result<Future<R>, Error>
     where
         F: FnOnce(&S) -> R + Send + 'static,
         R: Send + 'static,
     {
-        let mut h = sys::tether_future { id: 0 };
-        // SAFETY (of the &): the state is live; shared access never aliases a `&mut S`
-        // (those exist only on actors without groups, one call at a time on this thread).
-        Error::check(self.call_raw(None, move |s: *mut S| f(unsafe { &*s }), &mut h, None))?;
-        Ok(Future::from_handle(h))
+        self.default_group().call(f)
     }
 
+    /// [`call`](Self::call) with the call's [`Scope`] (see [`Actor::call_scoped`]).
+    pub fn call_scoped<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S, &Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.default_group().call_scoped(f)
+    }
+
+    /// Fire-and-forget [`call`](Self::call); a failure is kept by the actor.
+    pub fn tell<F>(&self, f: F) -> Result<(), Error>
+    where
+        F: FnOnce(&S) + Send + 'static,
+    {
+        self.default_group().tell(f)
+    }
+
+    /// [`call`](Self::call) waiting up to `timeout` for room in a bounded mailbox.
+    pub fn call_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.default_group().call_timeout(timeout, f)
+    }
+}
+
+/// One concurrency group of a [`GroupedActor`] (or its default thread): its methods run
+/// on the group's threads, concurrently with the other groups, in order within the group
+/// (a group of several threads runs its calls concurrently).
+pub struct Group<'a, S: 'static> {
+    actor: &'a GroupedActor<S>,
+    name: Option<CString>,
+}
+
+impl<S: 'static> std::fmt::Debug for Group<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Group")
+            .field("actor", &self.actor.handle)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl<S: Sync + 'static> Group<'_, S> {
+    fn name_ptr(&self) -> *const c_char {
+        self.name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr())
+    }
+
+    /// Queues `f(&state)` on the group's threads and returns a [`Future`] of its value.
+    pub fn call<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &): see the comment on `impl Actor<S, Shared>`.
+        call_future(
+            self.actor.handle,
+            self.name_ptr(),
+            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
+            None,
+        )
+    }
+
+    /// [`call`](Self::call) with the call's [`Scope`] (see [`Actor::call_scoped`]).
+    pub fn call_scoped<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S, &Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &): as in `call`.
+        call_future(
+            self.actor.handle,
+            self.name_ptr(),
+            move |s: *mut S, scope: &Scope| f(unsafe { &*s }, scope),
+            None,
+        )
+    }
+
+    /// Fire-and-forget [`call`](Self::call); a failure is kept by the actor.
+    pub fn tell<F>(&self, f: F) -> Result<(), Error>
+    where
+        F: FnOnce(&S) + Send + 'static,
+    {
+        // SAFETY (of the &): as in `call`.
+        Error::check(call_raw(
+            self.actor.handle,
+            self.name_ptr(),
+            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
+            std::ptr::null_mut(),
+            None,
+        ))
+    }
+
+    /// [`call`](Self::call) waiting up to `timeout` for room in a bounded mailbox.
+    pub fn call_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &): as in `call`.
+        call_future(
+            self.actor.handle,
+            self.name_ptr(),
+            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
+            Some(timeout),
+        )
+    }
+}
+
+impl<S: 'static, A> Actor<S, A> {
     /// The actor's state: alive, dead (with the constructor's error), or stopped.
     pub fn state(&self) -> ActorState {
         let mut s = 0;
@@ -386,29 +644,7 @@ impl<S: 'static> Actor<S> {
     }
 }
 
-impl<S: Sync + 'static> Actor<S> {
-    /// Queues `f(&state)` on the threads of the concurrency group `group`, which run
-    /// concurrently with the default thread and with each other: so only where `S: Sync`,
-    /// and only with `&S`. TETHER_E_NOT_FOUND for an unknown group.
-    pub fn call_in<F, R>(&self, group: &str, f: F) -> Result<Future<R>, Error>
-    where
-        F: FnOnce(&S) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let mut h = sys::tether_future { id: 0 };
-        // SAFETY (of the &): groups exist, so `call`/`tell` refuse `&mut S`; every access
-        // is shared, and S: Sync makes shared access from several threads sound.
-        Error::check(self.call_raw(
-            Some(group),
-            move |s: *mut S| f(unsafe { &*s }),
-            &mut h,
-            None,
-        ))?;
-        Ok(Future::from_handle(h))
-    }
-}
-
-impl<S: 'static> Drop for Actor<S> {
+impl<S: 'static, A> Drop for Actor<S, A> {
     /// Stops the actor letting queued calls run (drain), waits until `S` has been dropped
     /// on its thread, and ends the actor's threads. From the actor's own thread the library
     /// does the waiting on its control thread instead.

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use tether_sys as sys;
 
-use crate::util::{cstring, free_boxed, into_arg, run_task, set_result, take_closure, timeout_ns};
-use crate::{Error, State};
+use crate::ffi;
+use crate::util::{
+    cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack,
+};
+use crate::{Error, Scope, State};
 
 /// Options of [`Executor::new`]. Fields left unset take the library's defaults.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +22,7 @@ pub struct ExecutorOptions {
     queue_capacity: Option<usize>,
     stack_size: Option<usize>,
     idle_spin: Option<Duration>,
+    manual: bool,
 }
 
 impl ExecutorOptions {
@@ -49,6 +53,15 @@ impl ExecutorOptions {
     /// How long an idle executor spins before it parks.
     pub fn idle_spin(mut self, d: Duration) -> Self {
         self.idle_spin = Some(d);
+        self
+    }
+    /// A manual executor (default false): no thread is created; the first thread that
+    /// calls [`Executor::run`] becomes the executor's thread for good (a program's main
+    /// thread, for code that must run there). Actors on it are built, called and dropped
+    /// on that thread, so it should outlive them: the library knows the owner by its OS
+    /// thread id.
+    pub fn manual(mut self, yes: bool) -> Self {
+        self.manual = yes;
         self
     }
 }
@@ -150,15 +163,23 @@ impl Executor {
         if let Some(d) = options.idle_spin {
             o.idle_spin_ns = timeout_ns(Some(d));
         }
+        o.manual = options.manual as _;
         let mut handle = sys::tether_executor { id: 0 };
         // SAFETY: `o` and `name` outlive the call.
         Error::check(unsafe { sys::tether_executor_create(&o, &mut handle) })?;
         Ok(Executor { handle })
     }
 
-    fn submit_raw<F, R>(&self, f: F, out: *mut sys::tether_future) -> sys::tether_status
+    /// Every submit goes through here: `f` gets the task's [`Scope`]; with `out` NULL it
+    /// is fire and forget and its value is dropped on the executor's thread.
+    fn submit_raw<F, R>(
+        &self,
+        f: F,
+        out: *mut sys::tether_future,
+        timeout: Option<Duration>,
+    ) -> sys::tether_status
     where
-        F: FnOnce() -> R + Send + 'static,
+        F: FnOnce(&Scope) -> R + Send + 'static,
         R: Send + 'static,
     {
         unsafe extern "C" fn trampoline<F, R, const KEEP: bool>(
@@ -166,41 +187,58 @@ impl Executor {
             arg: *mut c_void,
         ) -> sys::tether_status
         where
-            F: FnOnce() -> R + Send + 'static,
+            F: FnOnce(&Scope) -> R + Send + 'static,
             R: Send + 'static,
         {
-            // SAFETY: `arg` is the Option<F> boxed by submit_raw; `task` is this callback's.
+            // SAFETY: `arg` is the library's copy of pack::<F>(..) made by submit_raw,
+            // handed to this callback once; `task` is this callback's, the task's target.
             unsafe {
-                let Some(f) = take_closure::<F>(arg) else {
+                let Some(f) = unpack::<F>(arg) else {
                     return sys::TETHER_E_INTERNAL;
                 };
                 // Fire and forget (KEEP false): nobody can take a value, so it is dropped
                 // here rather than handed to the library.
                 run_task(task, move || {
-                    let v = f();
+                    let v = f(&Scope::new(task));
                     if KEEP {
-                        set_result(task, v)
+                        put_result(task, v)
                     } else {
                         Ok(())
                     }
                 })
             }
         }
-        // SAFETY: the arg box is freed exactly once by free_boxed (also when the call
+        let m: sys::tether_fn = if out.is_null() {
+            trampoline::<F, R, false>
+        } else {
+            trampoline::<F, R, true>
+        };
+        let a = pack(f);
+        // SAFETY: a boxed closure is freed exactly once by its drop (also when the call
         // fails); `out` is NULL or points to a local of the caller.
         unsafe {
-            sys::tether_executor_submit(
-                self.handle,
-                if out.is_null() {
-                    Some(trampoline::<F, R, false>)
-                } else {
-                    Some(trampoline::<F, R, true>)
-                },
-                into_arg(Some(f)),
-                Some(free_boxed::<Option<F>>),
-                out,
-            )
+            match timeout {
+                None => ffi::executor_submit(self.handle, Some(m), a.arg, a.drop, out),
+                Some(t) => ffi::executor_submit_timeout(
+                    self.handle,
+                    Some(m),
+                    a.arg,
+                    a.drop,
+                    out,
+                    timeout_ns(Some(t)),
+                ),
+            }
         }
+    }
+
+    fn submit_future<F, R>(&self, f: F, timeout: Option<Duration>) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let mut handle = sys::tether_future { id: 0 };
+        Error::check(self.submit_raw(f, &mut handle, timeout))?;
+        Ok(Future::from_handle(handle))
     }
 
     /// Queues `f` on the executor's thread and returns a [`Future`] of its value. A panic
@@ -211,18 +249,74 @@ impl Executor {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let mut handle = sys::tether_future { id: 0 };
-        Error::check(self.submit_raw(f, &mut handle))?;
-        Ok(Future::from_handle(handle))
+        self.submit_future(move |_: &Scope| f(), None)
+    }
+
+    /// Like [`submit`](Self::submit), and `f` gets the task's [`Scope`]: nested threads it
+    /// starts with [`Scope::spawn`] belong to the task, whose future completes when `f`
+    /// and all of them have returned, and fails at the first error among them (with
+    /// stop_on_error semantics: the others see [`Scope::stop_requested`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tether::{Executor, ExecutorOptions};
+    /// let exec = Executor::new(&ExecutorOptions::new()).unwrap();
+    /// let f = exec.submit_scoped(|scope| {
+    ///     scope.spawn("helper", |_| Err::<(), _>("helper failed")).unwrap();
+    ///     "the task itself returned"
+    /// }).unwrap();
+    /// let err = f.wait_timeout(Duration::from_secs(5)).unwrap_err();
+    /// assert_eq!((err.thread_name(), err.message()), ("helper", "helper failed"));
+    /// ```
+    pub fn submit_scoped<F, R>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&Scope) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.submit_future(f, None)
+    }
+
+    /// Like [`submit`](Self::submit), but on a full bounded queue
+    /// ([`ExecutorOptions::queue_capacity`]) waits up to `timeout` for room (then an error
+    /// with `is_timeout()`; TETHER_E_DEADLOCK from the executor's own thread).
+    pub fn submit_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.submit_future(move |_: &Scope| f(), Some(timeout))
     }
 
     /// Queues `f` fire-and-forget: a failure (panic) is counted and kept by the
-    /// executor ([`errors`](Self::errors)).
+    /// executor ([`errors`](Self::errors)). A closure that fits in a pointer and has no
+    /// drop glue costs no allocation.
     pub fn execute<F>(&self, f: F) -> Result<(), Error>
     where
         F: FnOnce() + Send + 'static,
     {
-        Error::check(self.submit_raw(f, std::ptr::null_mut()))
+        Error::check(self.submit_raw(move |_: &Scope| f(), std::ptr::null_mut(), None))
+    }
+
+    /// Runs a manual executor's tasks on the calling thread ([`ExecutorOptions::manual`])
+    /// until `timeout` has passed, then returns `Ok(())`. The first thread to call it
+    /// becomes the executor's thread for good. `None` never returns: the C call ends early
+    /// only when the executor is released, and this borrow keeps the `Executor` alive; run
+    /// in slices instead, as below. Errors: TETHER_E_WRONG_STATE on an executor that is not
+    /// manual, from another thread, or from inside one of its own tasks.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tether::{Executor, ExecutorOptions};
+    /// let exec = Executor::new(&ExecutorOptions::new().manual(true)).unwrap();
+    /// let f = exec.submit(|| std::thread::current().id()).unwrap();
+    /// while !f.poll().is_terminal() {
+    ///     exec.run(Some(Duration::from_millis(1))).unwrap();
+    /// }
+    /// assert_eq!(f.wait_timeout(Duration::ZERO).unwrap(), std::thread::current().id());
+    /// ```
+    pub fn run(&self, timeout: Option<Duration>) -> Result<(), Error> {
+        // SAFETY: plain call on our handle.
+        Error::check(unsafe { sys::tether_executor_run(self.handle, timeout_ns(timeout)) })
     }
 
     /// The executor's counters.
@@ -328,20 +422,41 @@ impl<R> Future<R> {
         self.outcome()
     }
 
+    /// Runs `f` once when the work becomes terminal: on the thread that completes it, or
+    /// at once on this thread if it already is. `f` must not wait on tether objects; a
+    /// panic in it is caught and discarded. If the future is dropped first, `f` still runs
+    /// when the work ends. Several may be registered. This is what `.await` is built on.
+    ///
+    /// ```
+    /// use std::{sync::mpsc, time::Duration};
+    /// use tether::{Executor, ExecutorOptions};
+    /// let exec = Executor::new(&ExecutorOptions::new()).unwrap();
+    /// let f = exec.submit(|| 5).unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// f.on_done(move || tx.send(()).unwrap()).unwrap();
+    /// rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    /// assert_eq!(f.wait_timeout(Duration::ZERO).unwrap(), 5);
+    /// ```
+    pub fn on_done<F>(&self, f: F) -> Result<(), Error>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let a = pack(f);
+        // SAFETY: a boxed closure is freed exactly once by its drop (also on failure).
+        Error::check(unsafe {
+            ffi::future_on_done(self.handle, Some(notify_trampoline::<F>), a.arg, a.drop)
+        })
+    }
+
     /// The outcome of a terminal future.
     fn outcome(&self) -> Result<R, Error> {
         if self.state_now() == State::Succeeded {
             let mut p: *mut c_void = std::ptr::null_mut();
-            // SAFETY: the value was stored by our trampoline as a Box<R>; taking it makes
-            // us its owner.
+            // SAFETY: the value was stored by our trampoline with put_result::<R>;
+            // take_result succeeds once, and taking it makes us its owner.
             Error::check(unsafe { sys::tether_future_take_result(self.handle, &mut p) })?;
-            if p.is_null() {
-                return Err(Error::new(
-                    sys::TETHER_E_INTERNAL,
-                    "the future has no value",
-                ));
-            }
-            return Ok(*unsafe { Box::from_raw(p.cast::<R>()) });
+            return unsafe { take_value::<R>(p) }
+                .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the future has no value"));
         }
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases it.
@@ -357,18 +472,6 @@ impl<R> Future<R> {
     }
 }
 
-unsafe extern "C" fn notify_trampoline(arg: *mut c_void) {
-    // SAFETY: `arg` is the Arc<Mutex<Notify>> boxed by poll; it lives until arg_drop,
-    // which the library runs after this function.
-    let n = unsafe { &*arg.cast::<Arc<Mutex<Notify>>>() };
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let w = n.lock().unwrap_or_else(|e| e.into_inner()).waker.take();
-        if let Some(w) = w {
-            w.wake();
-        }
-    }));
-}
-
 impl<R> std::future::Future for Future<R> {
     type Output = Result<R, Error>;
 
@@ -379,17 +482,18 @@ impl<R> std::future::Future for Future<R> {
         let notify = self.notify.get_or_insert_with(Default::default).clone();
         notify.lock().unwrap_or_else(|e| e.into_inner()).waker = Some(cx.waker().clone());
         if first {
-            // SAFETY: the boxed Arc is freed exactly once by free_boxed (also on failure).
-            let st = unsafe {
-                sys::tether_future_on_done(
-                    self.handle,
-                    Some(notify_trampoline),
-                    into_arg(notify),
-                    Some(free_boxed::<Arc<Mutex<Notify>>>),
-                )
-            };
-            if st != sys::TETHER_OK {
-                return Poll::Ready(Err(Error::from_status(st)));
+            let r = self.on_done(move || {
+                let w = notify
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .waker
+                    .take();
+                if let Some(w) = w {
+                    w.wake();
+                }
+            });
+            if let Err(e) = r {
+                return Poll::Ready(Err(e));
             }
         }
         if self.state_now().is_terminal() {
@@ -398,6 +502,70 @@ impl<R> std::future::Future for Future<R> {
             Poll::Pending
         }
     }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Anything that names one tether future: a [`Future<R>`](Future) of any `R`, or a
+/// reference to one. Lets [`wait_any`] take `&[Future<R>]` as well as a mixed
+/// `&[&dyn FutureHandle]`. Sealed: implemented only by this crate's types.
+pub trait FutureHandle: sealed::Sealed {
+    /// The raw handle (borrowed: still owned by the `Future`).
+    fn raw_future(&self) -> sys::tether_future;
+}
+
+impl<R> sealed::Sealed for Future<R> {}
+impl<R> FutureHandle for Future<R> {
+    fn raw_future(&self) -> sys::tether_future {
+        self.handle
+    }
+}
+impl<T: FutureHandle + ?Sized> sealed::Sealed for &T {}
+impl<T: FutureHandle + ?Sized> FutureHandle for &T {
+    fn raw_future(&self) -> sys::tether_future {
+        (**self).raw_future()
+    }
+}
+
+/// Waits until one of `futures` is terminal, at most `timeout` (`None`: forever), and
+/// returns the lowest index of a terminal one; read it with
+/// [`wait_timeout`](Future::wait_timeout) (it returns at once). Errors: `is_timeout()`;
+/// TETHER_E_INVALID_ARGUMENT for an empty slice; TETHER_E_DEADLOCK from a thread some of
+/// the work can only run on.
+///
+/// ```
+/// use std::time::Duration;
+/// use tether::{Executor, ExecutorOptions, FutureHandle};
+/// let slow = Executor::new(&ExecutorOptions::new()).unwrap();
+/// let fast = Executor::new(&ExecutorOptions::new()).unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel::<()>();
+/// let a = slow.submit(move || rx.recv_timeout(Duration::from_secs(5)).is_ok()).unwrap();
+/// let b = fast.submit(|| "fast").unwrap();
+/// let i = tether::wait_any(&[&a as &dyn FutureHandle, &b], Some(Duration::from_secs(5))).unwrap();
+/// assert_eq!(i, 1);
+/// assert_eq!(b.wait_timeout(Duration::ZERO).unwrap(), "fast");
+/// tx.send(()).unwrap();
+/// ```
+pub fn wait_any<T: FutureHandle>(futures: &[T], timeout: Option<Duration>) -> Result<usize, Error> {
+    let handles: Vec<sys::tether_future> = futures.iter().map(|f| f.raw_future()).collect();
+    let mut index = 0usize;
+    // SAFETY: the array and the out-pointer are live locals; NULL array for n == 0 is
+    // refused by the library (TETHER_E_INVALID_ARGUMENT), never read.
+    Error::check(unsafe {
+        sys::tether_future_wait_any(
+            if handles.is_empty() {
+                std::ptr::null()
+            } else {
+                handles.as_ptr()
+            },
+            handles.len(),
+            timeout_ns(timeout),
+            &mut index,
+        )
+    })?;
+    Ok(index)
 }
 
 impl<R> Drop for Future<R> {

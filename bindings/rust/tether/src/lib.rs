@@ -8,7 +8,12 @@
 //! - [`Executor`]: one OS thread for life; [`Future`] for what you submit to it
 //!   (blocking waits, or `.await`).
 //! - [`Actor<S>`](Actor): state built ON its pinned thread and never moved, so it need not
-//!   be `Send` (`Rc<RefCell<_>>`, `thread_local!` set by the constructor).
+//!   be `Send` (`Rc<RefCell<_>>`, `thread_local!` set by the constructor); calls get
+//!   `&mut S`. [`GroupedActor<S>`](GroupedActor): an actor with concurrency groups, whose
+//!   state is shared with the groups' threads, so `S: Sync` and calls get `&S`.
+//! - [`Scope`]: the context of a running task, to start nested threads that belong to it
+//!   ([`Scope::spawn`]): in a runner, in an executor task ([`Executor::submit_scoped`]) or
+//!   in an actor method ([`Actor::call_scoped`]).
 //!
 //! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
 //! with the panic message and never crosses into C. Closures handed to the library are
@@ -39,13 +44,23 @@
 //! let leaked = actor.call(|rc: &mut Rc<i32>| rc.clone()); // Rc is not Send
 //! ```
 //!
-//! Group calls run on other threads, so they need `S: Sync`:
+//! An actor with concurrency groups shares its state with other threads, so it needs
+//! `S: Sync`:
 //!
 //! ```compile_fail
 //! use std::cell::Cell;
-//! let opts = tether::ActorOptions::new().group("io", 1);
-//! let actor = tether::Actor::new(&opts, || Cell::new(1)).unwrap();
-//! actor.call_in("io", |c: &Cell<i32>| c.get()); // Cell is not Sync
+//! let opts = tether::ActorOptions::new();
+//! let actor = tether::Actor::with_groups(&opts, &[("io", 1)], || Cell::new(1)); // Cell is not Sync
+//! ```
+//!
+//! and no call of it gets `&mut S`, not even on the default thread (a group's `&S` could
+//! be alive at the same time):
+//!
+//! ```compile_fail
+//! use std::sync::atomic::AtomicU32;
+//! let opts = tether::ActorOptions::new();
+//! let actor = tether::Actor::with_groups(&opts, &[("io", 1)], || AtomicU32::new(1)).unwrap();
+//! actor.call(|n: &mut AtomicU32| *n.get_mut() += 1);
 //! ```
 //!
 //! A `Scope` stays on its callback's thread:
@@ -56,6 +71,13 @@
 //!     must_be_send(scope); // &Scope is not Send
 //!     Ok::<(), String>(())
 //! });
+//! ```
+//!
+//! nor outlives it (here: out of an actor method):
+//!
+//! ```compile_fail
+//! let actor = tether::Actor::new(&tether::ActorOptions::new(), || 0u8).unwrap();
+//! let leaked = actor.call_scoped(|_, scope| scope); // not 'static
 //! ```
 //!
 //! Nested threads may outlive their starter, so their closures are `'static`:
@@ -79,14 +101,17 @@
 mod actor;
 mod error;
 mod executor;
+mod ffi;
 mod runner;
 mod util;
 
 pub use tether_sys as sys;
 
-pub use actor::{Actor, ActorOptions, ActorState, StopMode};
+pub use actor::{
+    Actor, ActorOptions, ActorState, Exclusive, Group, GroupedActor, Shared, StopMode,
+};
 pub use error::Error;
-pub use executor::{Executor, ExecutorOptions, Future, Stats};
+pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
 pub use runner::{Runner, RunnerOptions, Scope};
 
 /// The state of a runner, a future or an actor call.

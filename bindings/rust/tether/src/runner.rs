@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use tether_sys as sys;
 
-use crate::util::{cstring, free_boxed, into_arg, run_task, set_result, take_closure, timeout_ns};
+use crate::ffi;
+use crate::util::{
+    cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack,
+};
 use crate::{Error, State};
 
 /// Options of [`Runner::spawn`]. Fields left unset take the library's defaults (thread
@@ -40,8 +43,13 @@ impl RunnerOptions {
     }
 }
 
-/// The context of a running task: a runner's target or nested thread, an executor task
-/// or an actor method. Use it to start nested threads and to see stop requests.
+/// The context of a running task: a runner's target or nested thread
+/// ([`Runner::spawn`], [`Scope::spawn`]), an executor task
+/// ([`Executor::submit_scoped`](crate::Executor::submit_scoped)) or an actor method
+/// ([`Actor::call_scoped`](crate::Actor::call_scoped),
+/// [`Group::call_scoped`](crate::Group::call_scoped)). Use it to start nested threads
+/// that belong to the task (its runner, or its future, ends only when they have returned
+/// too, and fails at the first error among them) and to see stop requests.
 ///
 /// A `Scope` is only valid on the thread its callback runs on, for the duration of the
 /// callback: it is neither `Send` nor `Sync`, and closures only ever see `&Scope`.
@@ -89,9 +97,10 @@ impl Scope {
             F: FnOnce(&Scope) -> Result<(), E> + Send + 'static,
             E: Display,
         {
-            // SAFETY: `arg` is the Option<F> boxed by `spawn`; `task` is this callback's.
+            // SAFETY: `arg` is the library's copy of pack::<F>(..) made by `spawn`, handed
+            // to this callback once; `task` is this callback's.
             unsafe {
-                let Some(f) = take_closure::<F>(arg) else {
+                let Some(f) = unpack::<F>(arg) else {
                     return sys::TETHER_E_INTERNAL;
                 };
                 run_task(task, move || {
@@ -100,16 +109,17 @@ impl Scope {
             }
         }
         let name = cstring(name);
+        let a = pack(f);
         // SAFETY: callback only: `self.task` is the task of the callback running on this
-        // thread (a Scope never leaves it). arg/arg_drop follow the contract: the box is
-        // freed exactly once by free_boxed, also when the call fails.
+        // thread (a Scope never leaves it). arg/arg_drop follow the contract: a boxed
+        // closure is freed exactly once by its drop, also when the call fails.
         let st = unsafe {
-            sys::tether_task_spawn(
+            ffi::task_spawn(
                 self.task,
                 name.as_ptr(),
                 Some(trampoline::<F, E>),
-                into_arg(Some(f)),
-                Some(free_boxed::<Option<F>>),
+                a.arg,
+                a.drop,
             )
         };
         Error::check(st)
@@ -191,13 +201,14 @@ impl<T: Send + 'static> Runner<T> {
             F: FnOnce(&Scope) -> Result<T, E> + Send + 'static,
             E: Display,
         {
-            // SAFETY: `arg` is the Option<F> boxed by `spawn`; `task` is this callback's.
+            // SAFETY: `arg` is the library's copy of pack::<F>(..) made by `spawn`, handed
+            // to this callback once; `task` is this callback's, the runner's target.
             unsafe {
-                let Some(f) = take_closure::<F>(arg) else {
+                let Some(f) = unpack::<F>(arg) else {
                     return sys::TETHER_E_INTERNAL;
                 };
                 run_task(task, move || match f(&Scope::new(task)) {
-                    Ok(v) => set_result(task, v),
+                    Ok(v) => put_result(task, v),
                     Err(e) => Err(e.to_string()),
                 })
             }
@@ -219,16 +230,11 @@ impl<T: Send + 'static> Runner<T> {
             o.stack_size = s;
         }
         let mut handle = sys::tether_runner { id: 0 };
-        // SAFETY: `o` and `name` outlive the call; the arg box is freed exactly once by
-        // free_boxed (also when the call fails).
+        let a = pack(f);
+        // SAFETY: `o` and `name` outlive the call; a boxed closure is freed exactly once by
+        // its drop (also when the call fails).
         let st = unsafe {
-            sys::tether_runner_start(
-                &o,
-                Some(trampoline::<T, F, E>),
-                into_arg(Some(f)),
-                Some(free_boxed::<Option<F>>),
-                &mut handle,
-            )
+            ffi::runner_start(&o, Some(trampoline::<T, F, E>), a.arg, a.drop, &mut handle)
         };
         Error::check(st)?;
         Ok(Runner {
@@ -292,6 +298,32 @@ impl<T> Runner<T> {
         n
     }
 
+    /// Runs `f` once when the scope becomes terminal (the non-blocking form of
+    /// [`join`](Self::join)): on the thread that makes it terminal, or at once on this
+    /// thread if it already is. `f` must not wait on tether objects (a wait there may be
+    /// refused with TETHER_E_DEADLOCK); it may poll this runner through a handle it owns
+    /// (an `Arc<Runner<T>>`) or, more simply, send a message. If the runner is dropped
+    /// first, `f` still runs when the scope ends. A panic in `f` is caught and discarded.
+    ///
+    /// ```
+    /// use std::{sync::mpsc, time::Duration};
+    /// use tether::{Runner, RunnerOptions};
+    /// let runner = Runner::spawn(&RunnerOptions::new(), |_| Ok::<_, String>(1)).unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// runner.on_done(move || tx.send("done").unwrap()).unwrap();
+    /// assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), "done");
+    /// ```
+    pub fn on_done<F>(&self, f: F) -> Result<(), Error>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let a = pack(f);
+        // SAFETY: a boxed closure is freed exactly once by its drop (also on failure).
+        Error::check(unsafe {
+            ffi::runner_on_done(self.handle, Some(notify_trampoline::<F>), a.arg, a.drop)
+        })
+    }
+
     /// Asks every thread of the scope to stop ([`Scope::stop_requested`]).
     pub fn cancel(&self) {
         // SAFETY: plain call on our handle.
@@ -314,16 +346,12 @@ impl<T> Runner<T> {
         match self.join(None)? {
             State::Succeeded => {
                 let mut p: *mut c_void = std::ptr::null_mut();
-                // SAFETY: the result was stored by the target's trampoline as a Box<T>;
-                // taking it makes us its owner (the library will not drop it).
+                // SAFETY: the result was stored by the target's trampoline with
+                // put_result::<T>; taking it (once: we own the handle and are consumed)
+                // makes us its owner (the library will not drop it).
                 Error::check(unsafe { sys::tether_runner_take_result(self.handle, &mut p) })?;
-                if p.is_null() {
-                    return Err(Error::new(
-                        sys::TETHER_E_INTERNAL,
-                        "the runner has no result",
-                    ));
-                }
-                Ok(*unsafe { Box::from_raw(p.cast::<T>()) })
+                unsafe { take_value::<T>(p) }
+                    .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the runner has no result"))
             }
             _ => Err(self.error().unwrap_or_else(|| {
                 Error::new(sys::TETHER_E_INTERNAL, "terminal runner without an error")

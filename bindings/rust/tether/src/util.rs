@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use tether_sys as sys;
 
+use crate::ffi::{self, RawArg};
+
 /// `None` waits forever (-1); a duration saturates at i64::MAX nanoseconds.
 pub(crate) fn timeout_ns(t: Option<Duration>) -> i64 {
     match t {
@@ -88,27 +90,95 @@ pub(crate) unsafe fn run_task(
     code
 }
 
-/// Takes the closure out of its `Option` slot in a boxed arg. The box itself is freed
-/// later by `free_boxed::<Option<F>>`, the arg's drop, which the library runs after the
-/// callback.
-///
-/// # Safety
-/// `arg` points to a live `Option<F>` owned by this callback.
-pub(crate) unsafe fn take_closure<F>(arg: *mut c_void) -> Option<F> {
-    // SAFETY: per the function's contract.
-    unsafe { (*arg.cast::<Option<F>>()).take() }
+/// Whether a `T` travels IN the `arg` (or result) pointer instead of in a box: it is no
+/// bigger and no more aligned than a pointer, and has no drop glue. No drop glue matters
+/// twice: an `arg` the library drops without running it (cancelled, rejected) then needs
+/// no `arg_drop` (forgetting the bytes is dropping them), and the callback can read the
+/// value out of the bits without leaving anything behind for `arg_drop` to free. A closure
+/// capturing an `Arc` or a `String` has drop glue and goes boxed; one capturing nothing, a
+/// `u64`, a `&'static T` or a `fn` pointer travels inline. A zero-sized `T` needs no
+/// storage at all.
+pub(crate) const fn travels_inline<T>() -> bool {
+    std::mem::size_of::<T>() <= std::mem::size_of::<*mut c_void>()
+        && std::mem::align_of::<T>() <= std::mem::align_of::<*mut c_void>()
+        && !std::mem::needs_drop::<T>()
 }
 
-/// Hands `v` to the task's result slot (freed by the library if nobody takes it).
+/// A value on its way into C as `arg` + `arg_drop`.
+pub(crate) struct Packed {
+    pub(crate) arg: RawArg,
+    pub(crate) drop: Option<sys::tether_drop_fn>,
+}
+
+/// Packs `v` for the library: inline in the pointer's bytes when `travels_inline::<T>()`
+/// (no allocation, no `arg_drop`), else as `Box<Option<T>>` freed by
+/// `free_boxed::<Option<T>>` (the callback `take()`s the value, the drop frees the box).
+/// Read it back with [`unpack`].
+pub(crate) fn pack<T>(v: T) -> Packed {
+    if travels_inline::<T>() {
+        // Zeroed, so that bytes T does not cover (all of them for a ZST) are defined.
+        let mut bits = RawArg::zeroed();
+        // SAFETY: T fits the slot's size and alignment (travels_inline).
+        unsafe { bits.as_mut_ptr().cast::<T>().write(v) };
+        Packed {
+            arg: bits,
+            drop: None,
+        }
+    } else {
+        Packed {
+            arg: RawArg::new(into_arg(Some(v))),
+            drop: Some(free_boxed::<Option<T>>),
+        }
+    }
+}
+
+/// Moves the value out of an `arg` made by [`pack`]. Boxed, the box itself is freed later
+/// by the arg's drop, which the library runs after the callback.
 ///
 /// # Safety
-/// Callback only, in the callback of `task`.
-pub(crate) unsafe fn set_result<R: Send + 'static>(
+/// `arg` is the library's copy of a `pack::<T>(..)` result, handed to this callback, and
+/// this is the only `unpack` of it (the library runs a callback once).
+pub(crate) unsafe fn unpack<T>(arg: *mut c_void) -> Option<T> {
+    if travels_inline::<T>() {
+        // SAFETY: the library hands `arg` back with the bytes `pack` wrote (it stores and
+        // passes the pointer unchanged); T fits and has no drop glue, so reading it once
+        // moves it out and leaves nothing behind.
+        Some(unsafe { std::ptr::addr_of!(arg).cast::<T>().read() })
+    } else {
+        // SAFETY: `arg` points to the live Option<T> boxed by `pack`.
+        unsafe { (*arg.cast::<Option<T>>()).take() }
+    }
+}
+
+/// Hands `v` to the task's result slot (freed by the library if nobody takes it): inline
+/// as [`pack`] does, but boxed as a plain `Box<R>` since nothing takes it out early. A
+/// zero-sized `R` without drop glue is not handed over at all: the taker makes it anew
+/// ([`take_value`]), which moves nothing because there is nothing to move, and the
+/// library's "take once" rule still holds (a future that SUCCEEDED without a result gives
+/// NULL to its first take only).
+///
+/// # Safety
+/// Callback only, in the callback of `task`, which is the target (only the target may
+/// set the result).
+pub(crate) unsafe fn put_result<R: Send + 'static>(
     task: *mut sys::tether_task,
     v: R,
 ) -> Result<(), String> {
-    // SAFETY: on failure the library drops the value itself, through free_boxed::<R>.
-    let st = unsafe { sys::tether_task_set_result(task, into_arg(v), Some(free_boxed::<R>)) };
+    let st = if travels_inline::<R>() {
+        if std::mem::size_of::<R>() == 0 {
+            std::mem::forget(v);
+            return Ok(());
+        }
+        let mut bits = RawArg::zeroed();
+        // SAFETY: R fits the slot (travels_inline); no drop is needed for it.
+        unsafe {
+            bits.as_mut_ptr().cast::<R>().write(v);
+            ffi::task_set_result(task, bits, None)
+        }
+    } else {
+        // SAFETY: on failure the library drops the value itself, through free_boxed::<R>.
+        unsafe { ffi::task_set_result(task, RawArg::new(into_arg(v)), Some(free_boxed::<R>)) }
+    };
     if st == sys::TETHER_OK {
         Ok(())
     } else {
@@ -116,5 +186,36 @@ pub(crate) unsafe fn set_result<R: Send + 'static>(
             "could not store the result: {}",
             crate::Error::status_name_of(st)
         ))
+    }
+}
+
+/// The value behind a result pointer taken from the library (`take_result` of a future or
+/// runner whose target stored it with `put_result::<R>`). `None` only for a boxed `R`
+/// whose pointer is NULL, which our targets never leave.
+///
+/// # Safety
+/// `p` came from a successful `take_result` on work whose result, if any, was stored by
+/// `put_result::<R>`, and the work SUCCEEDED (so its target did store one).
+pub(crate) unsafe fn take_value<R>(p: *mut c_void) -> Option<R> {
+    if travels_inline::<R>() {
+        // SAFETY: the bytes `put_result` wrote (for a ZST: none, and reading a ZST from an
+        // aligned pointer reads nothing). The value was moved into the slot once and is
+        // moved out here once (take_result succeeds once).
+        Some(unsafe { std::ptr::addr_of!(p).cast::<R>().read() })
+    } else if p.is_null() {
+        None
+    } else {
+        // SAFETY: put_result boxed it as Box<R>; taking it made us its owner.
+        Some(*unsafe { Box::from_raw(p.cast::<R>()) })
+    }
+}
+
+/// The `tether_notify_fn` of an `on_done` closure packed with [`pack`]: runs it once. A
+/// panic in it is caught and discarded: there is no task to report it to, and it must not
+/// unwind into C.
+pub(crate) unsafe extern "C" fn notify_trampoline<F: FnOnce() + Send + 'static>(arg: *mut c_void) {
+    // SAFETY: `arg` is the library's copy of pack::<F>(..), and on_done runs fn once.
+    if let Some(f) = unsafe { unpack::<F>(arg) } {
+        let _ = catch_unwind(AssertUnwindSafe(f));
     }
 }
