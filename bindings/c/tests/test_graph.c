@@ -628,3 +628,27 @@ TEST(graph_node_spawn_and_self_wait) {
   CHECK_ST(tether_future_release(f), TETHER_OK);
   pipeline_end(&p);
 }
+
+/* tether_future_cancel on an execution: it is CANCELLED at once, the nodes not yet started
+ * never run, the values it made are dropped, and the executions after it go on. */
+TEST(graph_execution_cancel) {
+  pipeline p;
+  tether_future f[2];
+  counter_init(&g_value_drops);
+  pipeline_start(&p, 1);
+  p.fwd1.gate_on = 2; /* execution 0 (input 1; fwd0 gives 2) blocks in worker 1 */
+  f[0] = execute_long(p.c, 1);
+  CHECK(event_wait(&p.fwd1.started, T_LONG));
+  CHECK_ST(tether_future_cancel(f[0]), TETHER_OK);
+  CHECK_EQ(future_poll(f[0]), TETHER_CANCELLED); /* at once, the node still blocked */
+  f[1] = execute_long(p.c, 2);
+  event_set(&p.fwd1.gate);
+  CHECK_EQ(output_long(f[1], 0, 1, 1), pipeline_expect(2));
+  CHECK_EQ(counter_get(&p.bwd1.runs), 1); /* execution 1's only */
+  CHECK_EQ(counter_get(&p.bwd0.runs), 1);
+  /* execution 0: fwd0's and fwd1's values; execution 1: its three intermediates */
+  CHECK_EQ(counter_get(&g_value_drops), 2 + 3);
+  CHECK_ST(tether_future_release(f[0]), TETHER_OK);
+  CHECK_ST(tether_future_release(f[1]), TETHER_OK);
+  pipeline_end(&p);
+}
