@@ -102,6 +102,7 @@ mod actor;
 mod error;
 mod executor;
 mod ffi;
+mod graph;
 mod runner;
 mod util;
 
@@ -112,6 +113,9 @@ pub use actor::{
 };
 pub use error::Error;
 pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
+pub use graph::{
+    CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs,
+};
 pub use runner::{Runner, RunnerOptions, Scope};
 
 /// The state of a runner, a future or an actor call.
