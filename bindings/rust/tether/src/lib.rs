@@ -166,3 +166,5 @@ pub fn unjoined_threads() -> usize {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graph;
