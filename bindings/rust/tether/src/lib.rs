@@ -14,6 +14,10 @@
 //! - [`Scope`]: the context of a running task, to start nested threads that belong to it
 //!   ([`Scope::spawn`]): in a runner, in an executor task ([`Executor::submit_scoped`]) or
 //!   in an actor method ([`Actor::call_scoped`]).
+//! - [`Graph<In>`](Graph): a pipeline of actor methods ([`Node<T>`](Node)s, typed edges)
+//!   compiled onto the actors' own threads ([`Compiled<In, Out>`](Compiled)); each
+//!   [`execute`](Compiled::execute) gives an [`Execution<Out>`](Execution) whose wait (or
+//!   `.await`) yields the outputs, in order, pipelined.
 //!
 //! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
 //! with the panic message and never crosses into C. Closures handed to the library are
