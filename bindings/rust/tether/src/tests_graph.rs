@@ -743,3 +743,71 @@ fn graph_misuse_is_refused() {
     let e = g1.compile(&CompileOptions::new(), n1).unwrap_err();
     assert_eq!(e.code(), sys::TETHER_E_SHUTDOWN, "{e}");
 }
+
+#[test]
+fn node_functions_are_dropped_once_when_refused() {
+    let closures = Arc::new(AtomicUsize::new(0));
+    let srv = Actor::with_groups(&ActorOptions::new().name("refuse"), &[("io", 1)], || 0u8)
+        .unwrap();
+    let mut g = Graph::<i64>::new().unwrap();
+    // Refused by the library (no such group): it drops the function before returning.
+    let k = DropCount(closures.clone());
+    let e = g
+        .node(&srv.group("nope"), g.input(), move |_, x| {
+            let _ = &k;
+            *x
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), sys::TETHER_E_NOT_FOUND);
+    assert_eq!(closures.load(Ordering::SeqCst), 1);
+    // Refused while compiled (TETHER_E_WRONG_STATE): the same.
+    let n = g.node(&srv.group("io"), g.input(), |_, x| *x).unwrap();
+    let c = g.compile(&CompileOptions::new(), n).unwrap();
+    let k = DropCount(closures.clone());
+    let e = g
+        .node(&srv, n, move |_, x| {
+            let _ = &k;
+            *x
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), sys::TETHER_E_WRONG_STATE);
+    assert_eq!(closures.load(Ordering::SeqCst), 2);
+    // Refused by the crate (a node of another graph): never handed over, dropped here.
+    let other = Graph::<i64>::new().unwrap();
+    let k = DropCount(closures.clone());
+    drop(c);
+    let e = g
+        .node(&srv, other.input(), move |_, x| {
+            let _ = &k;
+            *x
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), sys::TETHER_E_INVALID_ARGUMENT);
+    assert_eq!(closures.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_panicking_value_drop_never_aborts() {
+    struct PanicOnDrop(Arc<AtomicUsize>);
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            panic!("value drop panics");
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let a = worker("panic-drop", 0);
+    let mut g = Graph::<i64>::new().unwrap();
+    let d = drops.clone();
+    let mid = g
+        .node(&a, g.input(), move |_, x| (PanicOnDrop(d.clone()), *x))
+        .unwrap();
+    let out = g.node(&a, mid, |_, (_, x)| x + 1).unwrap();
+    let compiled = g.compile(&CompileOptions::new(), out).unwrap();
+    for i in 0..3 {
+        // The intermediate is dropped by the library when the execution ends; its panic
+        // is caught in drop_value and goes nowhere.
+        assert_eq!(compiled.execute(i).unwrap().wait_timeout(T).unwrap(), i + 1);
+    }
+    eventually("every intermediate dropped", || drops.load(Ordering::SeqCst) == 3);
+}
