@@ -1,5 +1,5 @@
 //! Raw declarations of the tether C API, written by hand from `include/tether/tether.h`
-//! (sections 1-8; compiled graphs, section 9, are not in this version of the library).
+//! (sections 1-9, and the testing aids).
 //!
 //! Nothing here is safe to use on its own: see the `tether` crate for the safe API. The
 //! test `tests/layout.rs` compiles a C file against the real header and compares every
@@ -154,6 +154,26 @@ pub struct tether_actor_options {
     pub mailbox_capacity: usize,
 }
 pub type tether_actor_stats = tether_executor_stats;
+
+// ---- 9. Compiled graphs ----------------------------------------------------------------
+pub type tether_node_fn = unsafe extern "C" fn(
+    t: *mut tether_task,
+    state: *mut c_void,
+    arg: *mut c_void,
+    inputs: *const *mut c_void,
+    n_inputs: usize,
+    output: *mut *mut c_void,
+) -> tether_status;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tether_compile_options {
+    pub struct_size: u32,
+    pub channel_capacity: usize,
+    pub value_drop: Option<tether_drop_fn>,
+}
+
+pub const TETHER_GRAPH_INPUT: u32 = u32::MAX;
 
 extern "C" {
     // 1. version
@@ -335,6 +355,44 @@ extern "C" {
     pub fn tether_actor_stop(a: tether_actor, mode: i32, timeout_ns: i64) -> tether_status;
     pub fn tether_actor_release(a: tether_actor) -> tether_status;
     pub fn tether_actor_release_nowait(a: tether_actor) -> tether_status;
+
+    // 9. compiled graphs
+    pub fn tether_graph_create(out: *mut tether_graph) -> tether_status;
+    pub fn tether_graph_add_node(
+        g: tether_graph,
+        a: tether_actor,
+        group: *const c_char,
+        f: Option<tether_node_fn>,
+        arg: *mut c_void,
+        arg_drop: Option<tether_drop_fn>,
+        node: *mut u32,
+    ) -> tether_status;
+    pub fn tether_graph_add_edge(g: tether_graph, from: u32, to: u32) -> tether_status;
+    pub fn tether_graph_set_outputs(g: tether_graph, nodes: *const u32, n: usize)
+        -> tether_status;
+    pub fn tether_graph_error(g: tether_graph, out: *mut tether_error) -> tether_status;
+    pub fn tether_graph_release(g: tether_graph) -> tether_status;
+    pub fn tether_compile_options_init(o: *mut tether_compile_options);
+    pub fn tether_graph_compile(
+        g: tether_graph,
+        o: *const tether_compile_options,
+        out: *mut tether_compiled,
+    ) -> tether_status;
+    pub fn tether_compiled_execute(
+        c: tether_compiled,
+        input: *mut c_void,
+        input_drop: Option<tether_drop_fn>,
+        out: *mut tether_future,
+    ) -> tether_status;
+    pub fn tether_compiled_execute_timeout(
+        c: tether_compiled,
+        input: *mut c_void,
+        input_drop: Option<tether_drop_fn>,
+        out: *mut tether_future,
+        timeout_ns: i64,
+    ) -> tether_status;
+    pub fn tether_compiled_release(c: tether_compiled) -> tether_status;
+    pub fn tether_compiled_release_nowait(c: tether_compiled) -> tether_status;
 
     // testing aids
     pub fn tether_debug_fail_thread_create(successes: u32);

@@ -60,6 +60,11 @@ int main(void) {
   FIELD(tether_actor_options, group_count); FSIZE(tether_actor_options, group_count);
   FIELD(tether_actor_options, mailbox_capacity); FSIZE(tether_actor_options, mailbox_capacity);
 
+  STRUCT(tether_compile_options);
+  FIELD(tether_compile_options, struct_size); FSIZE(tether_compile_options, struct_size);
+  FIELD(tether_compile_options, channel_capacity); FSIZE(tether_compile_options, channel_capacity);
+  FIELD(tether_compile_options, value_drop); FSIZE(tether_compile_options, value_drop);
+
   printf("sizeof tether_status %lu\n", (unsigned long)sizeof(tether_status));
 
   CONST(TETHER_VERSION_MAJOR); CONST(TETHER_VERSION_MINOR); CONST(TETHER_VERSION_PATCH);
@@ -71,5 +76,6 @@ int main(void) {
   CONST(TETHER_FAILED); CONST(TETHER_CANCELLED);
   CONST(TETHER_ACTOR_ALIVE); CONST(TETHER_ACTOR_DEAD); CONST(TETHER_ACTOR_STOPPED);
   CONST(TETHER_STOP_DRAIN); CONST(TETHER_STOP_CANCEL);
+  CONST(TETHER_GRAPH_INPUT);
   return 0;
 }

@@ -44,6 +44,7 @@ fn rust_side() -> BTreeMap<String, i64> {
             tether_group_spec { name, threads },
             tether_actor_options { struct_size, name, executor, groups, group_count,
                                    mailbox_capacity },
+            tether_compile_options { struct_size, channel_capacity, value_drop },
         ];
         consts: [
             TETHER_VERSION_MAJOR, TETHER_VERSION_MINOR, TETHER_VERSION_PATCH, TETHER_VERSION,
@@ -56,6 +57,7 @@ fn rust_side() -> BTreeMap<String, i64> {
             TETHER_PENDING, TETHER_RUNNING, TETHER_SUCCEEDED, TETHER_FAILED, TETHER_CANCELLED,
             TETHER_ACTOR_ALIVE, TETHER_ACTOR_DEAD, TETHER_ACTOR_STOPPED,
             TETHER_STOP_DRAIN, TETHER_STOP_CANCEL,
+            TETHER_GRAPH_INPUT,
         ];
     );
     m.insert(

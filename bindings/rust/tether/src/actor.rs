@@ -529,11 +529,19 @@ impl<S: 'static> std::fmt::Debug for Group<'_, S> {
     }
 }
 
-impl<S: Sync + 'static> Group<'_, S> {
-    fn name_ptr(&self) -> *const c_char {
-        self.name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr())
+impl<S: 'static> Group<'_, S> {
+    /// The actor's raw handle (still owned by the actor).
+    pub(crate) fn raw_actor(&self) -> sys::tether_actor {
+        self.actor.handle
     }
 
+    /// The group's name as a C string, NULL for the default thread; valid while `self` is.
+    pub(crate) fn name_ptr(&self) -> *const c_char {
+        self.name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr())
+    }
+}
+
+impl<S: Sync + 'static> Group<'_, S> {
     /// Queues `f(&state)` on the group's threads and returns a [`Future`] of its value.
     pub fn call<F, R>(&self, f: F) -> Result<Future<R>, Error>
     where
@@ -596,6 +604,11 @@ impl<S: Sync + 'static> Group<'_, S> {
 }
 
 impl<S: 'static, A> Actor<S, A> {
+    /// The raw handle (still owned by this actor).
+    pub(crate) fn raw(&self) -> sys::tether_actor {
+        self.handle
+    }
+
     /// The actor's state: alive, dead (with the constructor's error), or stopped.
     pub fn state(&self) -> ActorState {
         let mut s = 0;

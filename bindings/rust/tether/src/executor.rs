@@ -392,7 +392,7 @@ impl<R> Future<R> {
         self.state_now()
     }
 
-    fn state_now(&self) -> State {
+    pub(crate) fn state_now(&self) -> State {
         let mut s = 0;
         // SAFETY: out-pointer to a local.
         unsafe { sys::tether_future_poll(self.handle, &mut s) };
@@ -458,26 +458,33 @@ impl<R> Future<R> {
             return unsafe { take_value::<R>(p) }
                 .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the future has no value"));
         }
+        Err(self.failure())
+    }
+
+    /// The error of a future that did not succeed (CANCELLED: TETHER_E_CANCELLED).
+    pub(crate) fn failure(&self) -> Error {
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases it.
         unsafe { sys::tether_future_error(self.handle, &mut e) };
         if e.id != 0 {
-            Err(Error::from_handle(e))
+            Error::from_handle(e)
         } else {
-            Err(Error::new(
-                sys::TETHER_E_WRONG_STATE,
-                "the future is not terminal",
-            ))
+            Error::new(sys::TETHER_E_WRONG_STATE, "the future is not terminal")
         }
     }
 }
 
-impl<R> std::future::Future for Future<R> {
-    type Output = Result<R, Error>;
+impl<R> Future<R> {
+    /// The raw handle (still owned by this future).
+    pub(crate) fn raw(&self) -> sys::tether_future {
+        self.handle
+    }
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // Store the waker BEFORE looking at the state: a completion after the look then
-        // finds it, so no wake-up is lost.
+    /// The async half of `.await`, shared with [`crate::Execution`]: stores `cx`'s waker
+    /// (registering one `on_done` notice the first time), then says whether the work is
+    /// terminal. The waker is stored BEFORE the state is read: a completion after the
+    /// read then finds it, so no wake-up is lost.
+    pub(crate) fn poll_terminal(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let first = self.notify.is_none();
         let notify = self.notify.get_or_insert_with(Default::default).clone();
         notify.lock().unwrap_or_else(|e| e.into_inner()).waker = Some(cx.waker().clone());
@@ -497,14 +504,27 @@ impl<R> std::future::Future for Future<R> {
             }
         }
         if self.state_now().is_terminal() {
-            Poll::Ready(self.outcome())
+            Poll::Ready(Ok(()))
         } else {
             Poll::Pending
         }
     }
 }
 
-mod sealed {
+impl<R> std::future::Future for Future<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match this.poll_terminal(cx) {
+            Poll::Ready(Ok(())) => Poll::Ready(this.outcome()),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 

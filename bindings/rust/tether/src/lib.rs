@@ -14,6 +14,10 @@
 //! - [`Scope`]: the context of a running task, to start nested threads that belong to it
 //!   ([`Scope::spawn`]): in a runner, in an executor task ([`Executor::submit_scoped`]) or
 //!   in an actor method ([`Actor::call_scoped`]).
+//! - [`Graph<In>`](Graph): a pipeline of actor methods ([`Node<T>`](Node)s, typed edges)
+//!   compiled onto the actors' own threads ([`Compiled<In, Out>`](Compiled)); each
+//!   [`execute`](Compiled::execute) gives an [`Execution<Out>`](Execution) whose wait (or
+//!   `.await`) yields the outputs, in order, pipelined.
 //!
 //! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
 //! with the panic message and never crosses into C. Closures handed to the library are
@@ -102,6 +106,7 @@ mod actor;
 mod error;
 mod executor;
 mod ffi;
+mod graph;
 mod runner;
 mod util;
 
@@ -112,6 +117,9 @@ pub use actor::{
 };
 pub use error::Error;
 pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
+pub use graph::{
+    CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs,
+};
 pub use runner::{Runner, RunnerOptions, Scope};
 
 /// The state of a runner, a future or an actor call.
@@ -162,3 +170,5 @@ pub fn unjoined_threads() -> usize {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graph;

@@ -11,17 +11,17 @@ use crate::*;
 
 /// The calling thread's OS name (std's `thread::current().name()` is None on threads the
 /// library created).
-fn os_thread_name() -> Option<String> {
+pub(crate) fn os_thread_name() -> Option<String> {
     std::fs::read_to_string("/proc/thread-self/comm")
         .ok()
         .map(|s| s.trim_end().to_string())
 }
 
-const T: Duration = Duration::from_secs(30);
+pub(crate) const T: Duration = Duration::from_secs(30);
 
 /// Stress sizes are divided by TETHER_TEST_SCALE (the project's convention: 20 under
 /// valgrind, 10 under TSan, 4 under ASan; default 1).
-fn scaled(n: usize) -> usize {
+pub(crate) fn scaled(n: usize) -> usize {
     let divisor: f64 = std::env::var("TETHER_TEST_SCALE")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -31,7 +31,7 @@ fn scaled(n: usize) -> usize {
 }
 
 /// Counts its drops.
-struct DropCount(Arc<AtomicUsize>);
+pub(crate) struct DropCount(pub(crate) Arc<AtomicUsize>);
 impl Drop for DropCount {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::SeqCst);
