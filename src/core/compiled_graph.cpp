@@ -115,9 +115,13 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
     std::vector<Lane*> lanes;
     for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
     GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
-    const uint64_t handle = HandleTable::instance().insert(Kind::Compiled, compiled);  // on failure ~ uninstalls
-    graph->freeze();
-    return handle;
+    graph->freeze();  // before the handle exists: its release unfreezes
+    try {
+      return HandleTable::instance().insert(Kind::Compiled, compiled);
+    } catch (...) {
+      graph->unfreeze();
+      throw;  // ~CompiledGraph uninstalls
+    }
   } catch (const StatusError& e) {
     graph->record_failure(make_error(e.code(), 0, e.what(), ""));
     throw;
