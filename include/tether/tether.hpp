@@ -15,13 +15,15 @@
 //
 // What it maps, and how:
 //
-//  - Owners. Runner, Executor, Actor<S> and Future<R> each own one handle. They are
+//  - Owners. Runner, Executor, Actor<S>, Future<R>, Graph<In>, Compiled<In, Out...> and
+//    Execution<Out...> each own one handle. They are
 //    move-only; a moved-from (or default-constructed, or released) owner is EMPTY: its
 //    destructor does nothing and every other member function throws tether::Error with
 //    TETHER_E_INVALID_HANDLE. Destructors release: Runner, Executor and Actor with the
 //    waiting release (a Runner is cancelled first, as tether_runner_release does; an Actor
-//    is drained, then destroyed on its pinned thread), Future without waiting (the work
-//    still runs; its result is dropped). release_nowait() ends a waiting owner at once and
+//    is drained, then destroyed on its pinned thread), Future and Execution without waiting
+//    (the work still runs; its result is dropped), Compiled by tearing its loops down
+//    (never waiting for user code), Graph at once. release_nowait() ends a waiting owner at once and
 //    leaves the waiting to the library's control thread. Move assignment releases what the
 //    target owned first (with the same waiting release as its destructor).
 //
