@@ -667,7 +667,9 @@ TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_err
 TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns);
 
 /* tether_actor_release: stop(DRAIN) waited to the end, then the end of the handle and of
- * the actor's own threads (its groups', and the nested threads its calls started). From the inside it behaves as release_nowait. Waiters on the
+ * the actor's own threads (its groups', and the nested threads its calls started), and of
+ * its executor's thread when the actor was that executor's last user (its own executor, or
+ * a shared one whose handle was released before). From the inside it behaves as release_nowait. Waiters on the
  * handle return TETHER_E_INVALID_HANDLE. Returns TETHER_E_INVALID_HANDLE. */
 TETHER_API tether_status tether_actor_release(tether_actor a);
 

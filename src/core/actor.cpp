@@ -379,7 +379,9 @@ void Actor::release(bool wait) {
     cv_.wait(lock, [&] { return dtor_done_; });
   }
   group_threads_->join_all();
-  if (dedicated_) executor_->join_threads();
+  // The executor's thread ends with its last user: when that was this actor (its own
+  // executor, or a shared one whose handle is gone), this waiting release joins it too.
+  if (dedicated_ || executor_->closed()) executor_->join_threads();
 }
 
 }  // namespace tether

@@ -54,6 +54,9 @@ class Executor : public std::enable_shared_from_this<Executor> {
   // wait, the caller joins the thread; otherwise the control thread does.
   void drop_user(bool wait);
 
+  // closed: the last user (the handle, or the last actor) has gone: the thread is ending.
+  [[nodiscard]] bool closed() const noexcept { return users_.load(std::memory_order_acquire) == 0; }
+
   // release_handle: the handle's end (see tether_executor_release).
   void release_handle(bool wait);
 

@@ -35,9 +35,7 @@ int run() {
   (void)e.stats();
   (void)e.errors();
 
-  // A dedicated thread, not `.executor = &e`: with a shared executor the library may
-  // leave e's thread to its control thread (a known library bug, covered by the suite's
-  // Actor.ActorsOnOneExecutorShareItsThread), and this test is about compiling the header.
+  // An actor on a thread of its own (ActorOptions' defaults), with a group.
   auto a = tether::Actor<State>::create({.name = "hdr-actor", .executor = nullptr, .groups = {{"io", 1}}},
                                         [](tether::Task&) { return std::make_unique<State>(); });
   a.post([](State& s) { ++s.n; });
