@@ -755,6 +755,18 @@ func TestGraphManyExecutionsBackpressure(t *testing.T) {
 	if _, err := p.c.ExecuteTimeout(-1, 20*time.Millisecond); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("ExecuteTimeout past the capacity: %v, want ErrTimeout", err)
 	}
+	// From a thread of the graph, waiting for room would wait on itself.
+	deadlock := Call(p.w[1], func(*worker) (error, error) {
+		f, err := p.c.ExecuteTimeout(-2, 2*time.Second)
+		if f != nil {
+			f.Close()
+		}
+		return err, nil
+	})
+	if err, _ := deadlock.Wait(ctxBound(t)); !errors.Is(err, ErrDeadlock) {
+		t.Fatalf("ExecuteTimeout on a thread of the graph: %v, want ErrDeadlock", err)
+	}
+	deadlock.Close()
 	close(unblock)
 	full := 0
 	for i := capacity; i < n; i++ {
