@@ -358,9 +358,9 @@ func (c *Compiled[In, Out]) Execute(input In) (*Future[Out], error) {
 
 // ExecuteTimeout is Execute that, with ChannelCapacity executions in flight, waits up to
 // timeout (< 0: forever) for one to end, then fails with ErrTimeout. It blocks the
-// calling OS thread in the library meanwhile. From a thread of the graph (inside one of
-// its nodes or actors' methods) it fails with ErrDeadlock: only that thread could make
-// room.
+// calling OS thread in the library meanwhile. On a thread of the graph (in one of its
+// nodes, or a method of one of its actors) a wait for room fails with ErrDeadlock at
+// once: only that thread's steps could make room.
 func (c *Compiled[In, Out]) ExecuteTimeout(input In, timeout time.Duration) (*Future[Out], error) {
 	return c.execute(input, true, timeout, "ExecuteTimeout")
 }
