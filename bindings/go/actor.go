@@ -119,6 +119,20 @@ func NewActor[S any](opts *ActorOptions, ctor func() (*S, error)) (*Actor[S], er
 
 func (a *Actor[S]) handle() C.tether_actor { return C.tether_actor{id: C.uint64_t(a.id.Load())} }
 
+// nodeHost makes *Actor[S] a NodeHost[S]: graph nodes on the actor's default thread.
+func (a *Actor[S]) nodeHost(*S) nodeHost {
+	if a == nil {
+		return nodeHost{} // an actorRef holding a nil *Actor would not compare nil
+	}
+	return nodeHost{actor: a}
+}
+
+// InGroup is where a graph node runs on the thread of the actor's concurrency group
+// name, which must have one thread (AddNode; Compile refuses a group of several threads
+// with ErrInvalidArgument). Such a node gets the same *S as the default thread: sharing
+// it safely is the caller's job, as with CallIn.
+func (a *Actor[S]) InGroup(name string) NodeHost[S] { return groupHost[S]{a: a, name: name} }
+
 // Call queues fn on the actor's default thread, after the calls queued before it.
 func Call[S, R any](a *Actor[S], fn func(*S) (R, error)) *Future[R] {
 	return CallIn(a, "", fn)

@@ -32,6 +32,11 @@ type methodFunc func(t *C.tether_task, state any) C.tether_status
 // notifyFunc is what an on_done handle holds. It must not block.
 type notifyFunc func()
 
+// nodeFunc is what a graph node's handle holds. inputs are the handles of its input
+// values, lent for the call (valid only until it returns); it returns its own value,
+// which the trampoline puts in a new handle that the execution then owns.
+type nodeFunc func(t *C.tether_task, state any, inputs []C.uintptr_t) (any, C.tether_status)
+
 // liveHandles counts the cgo.Handles this package created and has not deleted yet: the
 // test suite's TestMain fails unless it is back to 0. badDrops counts drops of a handle
 // that was not live (a double drop): it must stay 0.
@@ -107,6 +112,35 @@ func goMethodTramp(t *C.tether_task, state C.uintptr_t, h C.uintptr_t) (st C.tet
 		s = cgo.Handle(state).Value()
 	}
 	return cgo.Handle(h).Value().(methodFunc)(t, s)
+}
+
+// goNodeTramp runs one step of a graph node on the node's thread. On success *out is a new
+// handle holding the node's value: from here the library owns it and drops it once
+// (value_drop = tgo_drop), unless it is an output the caller takes (takeOutputs). On
+// failure, or a panic, *out stays 0: nothing was made, nothing leaks.
+//
+//export goNodeTramp
+func goNodeTramp(t *C.tether_task, state C.uintptr_t, h C.uintptr_t, inputs *C.uintptr_t, n C.size_t,
+	out *C.uintptr_t) (st C.tether_status) {
+	*out = 0
+	defer func() {
+		if r := recover(); r != nil {
+			st = panicStatus(t, r)
+		}
+	}()
+	var s any
+	if state != 0 {
+		s = cgo.Handle(state).Value()
+	}
+	var ins []C.uintptr_t
+	if n > 0 && inputs != nil {
+		ins = unsafe.Slice(inputs, int(n)) // the shim's C array, valid during this call
+	}
+	v, st := cgo.Handle(h).Value().(nodeFunc)(t, s, ins)
+	if st == C.TETHER_OK {
+		*out = newHandle(v)
+	}
+	return st
 }
 
 // Closer is implemented by an actor's state that wants to release resources on the

@@ -41,6 +41,14 @@ func startFuture[T any](res *futureResult[T], st C.tether_status, out C.tether_f
 	if err := statusError(st, op); err != nil {
 		return failedFuture[T](err)
 	}
+	return watchFuture(res, out, op, nil)
+}
+
+// watchFuture wraps a live future: its on_done notice fills res and closes done. With
+// take (compiled graph executions), the notice also takes the value of a SUCCEEDED
+// future: take runs once, on the completing thread, before any waiter wakes.
+func watchFuture[T any](res *futureResult[T], out C.tether_future, op string,
+	take func(C.tether_future) (T, error)) *Future[T] {
 	f := &Future[T]{done: make(chan struct{}), res: res}
 	f.id.Store(uint64(out.id))
 	done := f.done
@@ -48,6 +56,11 @@ func startFuture[T any](res *futureResult[T], st C.tether_status, out C.tether_f
 		// On the completing thread: read the outcome once, while the handle is surely
 		// valid (unless Close came first), then wake the waiters.
 		res.state, res.err = readFuture(out)
+		if take != nil && res.state == Succeeded && res.err == nil {
+			if res.val, res.err = take(out); res.err != nil {
+				res.state = Failed // e.g. closed between the poll and the take
+			}
+		}
 		close(done)
 	}))
 	if err := statusError(C.tgo_future_on_done(out, nh), op+": on_done"); err != nil {

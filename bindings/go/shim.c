@@ -2,7 +2,12 @@
 // Go side (callbacks.go), which recovers every panic: none reaches the library's frames.
 #include "shim.h"
 
+#include <stdlib.h>
+
 #include "_cgo_export.h"
+
+/* Inputs and outputs of up to this many values are converted in a stack array. */
+#define TGO_SMALL 8
 
 static tether_status tgo_task(tether_task *t, void *arg) {
   return goTaskTramp(t, (uintptr_t)arg);
@@ -25,6 +30,27 @@ static void tgo_dtor(void *state) {
 
 static tether_status tgo_method(tether_task *t, void *state, void *arg) {
   return goMethodTramp(t, (uintptr_t)state, (uintptr_t)arg);
+}
+
+/* tgo_node: the one tether_node_fn of every Go node. The inputs (value handles lent for
+ * this call) are converted to uintptr_t here, so Go never reads a `void *`; the Go side
+ * returns its value as a new handle in `out` (0 when it failed). */
+static tether_status tgo_node(tether_task *t, void *state, void *arg, void *const *inputs,
+                              size_t n_inputs, void **output) {
+  uintptr_t small[TGO_SMALL];
+  uintptr_t *ins = small;
+  uintptr_t out = 0;
+  size_t i;
+  tether_status st;
+  if (n_inputs > TGO_SMALL) {
+    ins = (uintptr_t *)malloc(n_inputs * sizeof *ins);
+    if (ins == NULL) return tether_task_fail_with(t, TETHER_E_NO_MEMORY, 0, "tether go: node inputs");
+  }
+  for (i = 0; i < n_inputs; ++i) ins[i] = (uintptr_t)inputs[i];
+  st = goNodeTramp(t, (uintptr_t)state, (uintptr_t)arg, ins, n_inputs, &out);
+  if (ins != small) free(ins);
+  *output = (void *)out;
+  return st;
 }
 
 tether_status tgo_runner_start(const tether_runner_options *o, uintptr_t h, tether_runner *out) {
@@ -53,4 +79,41 @@ tether_status tgo_actor_create(const tether_actor_options *o, uintptr_t h, tethe
 
 tether_status tgo_actor_call(tether_actor a, const char *group, uintptr_t h, tether_future *out) {
   return tether_actor_call(a, group, tgo_method, (void *)h, tgo_drop, out);
+}
+
+tether_status tgo_graph_add_node(tether_graph g, tether_actor a, const char *group, uintptr_t h,
+                                 uint32_t *node) {
+  return tether_graph_add_node(g, a, group, tgo_node, (void *)h, tgo_drop, node);
+}
+
+tether_status tgo_graph_compile(tether_graph g, tether_compile_options *o, tether_compiled *out) {
+  o->value_drop = tgo_drop;
+  return tether_graph_compile(g, o, out);
+}
+
+tether_status tgo_compiled_execute(tether_compiled c, uintptr_t input, tether_future *out) {
+  return tether_compiled_execute(c, (void *)input, tgo_drop, out);
+}
+
+tether_status tgo_compiled_execute_timeout(tether_compiled c, uintptr_t input, tether_future *out,
+                                           int64_t timeout_ns) {
+  return tether_compiled_execute_timeout(c, (void *)input, tgo_drop, out, timeout_ns);
+}
+
+tether_status tgo_future_outputs(tether_future f, uintptr_t *outs, size_t n) {
+  void *small[TGO_SMALL];
+  void **vals = small;
+  size_t i;
+  tether_status st;
+  if (outs == NULL || n == 0) return tether_future_outputs(f, NULL, 0); /* the library's answer */
+  if (n > TGO_SMALL) {
+    vals = (void **)malloc(n * sizeof *vals);
+    if (vals == NULL) return TETHER_E_NO_MEMORY;
+  }
+  st = tether_future_outputs(f, vals, n);
+  if (st == TETHER_OK) {
+    for (i = 0; i < n; ++i) outs[i] = (uintptr_t)vals[i];
+  }
+  if (vals != small) free(vals);
+  return st;
 }

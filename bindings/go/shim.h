@@ -23,4 +23,19 @@ tether_status tgo_actor_create(const tether_actor_options *o, uintptr_t h, tethe
 /* group may be NULL (the default thread); out may be NULL (fire and forget). */
 tether_status tgo_actor_call(tether_actor a, const char *group, uintptr_t h, tether_future *out);
 
+/* Compiled graphs (section 9). A node's handle holds its Go func (arg_drop: tgo_drop, run
+ * once the graph and its compiled graphs are released and drained). Every graph value (an
+ * execution's input, each node's output) is a handle too, and the library owns it:
+ * tgo_graph_compile makes tgo_drop the value_drop, the executes make it the input_drop.
+ * group may be NULL (the actor's default thread). */
+tether_status tgo_graph_add_node(tether_graph g, tether_actor a, const char *group, uintptr_t h,
+                                 uint32_t *node);
+tether_status tgo_graph_compile(tether_graph g, tether_compile_options *o, tether_compiled *out);
+tether_status tgo_compiled_execute(tether_compiled c, uintptr_t input, tether_future *out);
+tether_status tgo_compiled_execute_timeout(tether_compiled c, uintptr_t input, tether_future *out,
+                                           int64_t timeout_ns);
+/* tether_future_outputs with the values as handles: outs[0..n). The first successful call
+ * on a future hands the handles to the caller, who deletes them. */
+tether_status tgo_future_outputs(tether_future f, uintptr_t *outs, size_t n);
+
 #endif

@@ -24,9 +24,16 @@
 // once, when the work has run or instead of running it (cancelled, rejected). A panic in
 // a func is recovered and fails its task with ErrPanic, the panic value in the message.
 //
+// # Compiled graphs
+//
+// A Graph[In] describes a pipeline of actor methods (AddNode, AddNode2, AddNodeN), each
+// on its actor's own thread; Compile installs it there, and Compiled.Execute feeds it one
+// input at a time, returning a *Future of the outputs. Every value of a graph travels as a
+// cgo.Handle that the library owns and drops once (see graph.go and the README).
+//
 // # Closing
 //
-// Runner, Executor, Actor and Future have an explicit, idempotent Close. A finalizer
+// Runner, Executor, Actor, Future, Graph and Compiled have an explicit, idempotent Close. A finalizer
 // only backs it up (with the library's non-blocking release), so forgetting Close leaks
 // nothing for long, but Close says when the threads are joined.
 package tether
