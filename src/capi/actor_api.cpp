@@ -3,6 +3,7 @@
 
 #include "capi/boundary.h"
 #include "core/actor.h"
+#include "core/actor_cache.h"
 #include "core/handle_table.h"
 
 using namespace tether;
@@ -43,6 +44,8 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 
 tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
                    int64_t timeout_ns) {
+  // Fire and forget to the default thread: the fast path, when it applies.
+  if (out == nullptr && group == nullptr && m != nullptr && actor_cache::post(a.id, m, arg)) return TETHER_OK;
   auto actor = lookup(a);
   require(m, "m");
   std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
@@ -135,6 +138,7 @@ TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t
 
 TETHER_API tether_status tether_actor_release(tether_actor a) {
   return guarded([&] {
+    actor_cache::forget(a.id);
     HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/true);
     return TETHER_OK;
   });
@@ -142,6 +146,7 @@ TETHER_API tether_status tether_actor_release(tether_actor a) {
 
 TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
   return guarded([&] {
+    actor_cache::forget(a.id);
     HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/false);
     return TETHER_OK;
   });
