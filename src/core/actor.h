@@ -101,10 +101,10 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // Throws std::bad_alloc.
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
-  // post_fast: call(nullptr, m, arg, false, 0) through sender. False when the general path
-  // must decide (the actor is DEAD); arg is then untouched. Throws StatusError
-  // (TETHER_E_SHUTDOWN) or std::bad_alloc; arg is dropped by its owner then.
-  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, UserArg& arg);
+  // post_fast: call(nullptr, m, arg, false, 0) through sender when nothing stands in the
+  // way: true once queued (arg_drop belongs to the call then). False when the general
+  // path must decide (DEAD, stopping, no memory for the ring); arg is untouched then.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   // handle_live: the handle has not been released.
   [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
 
@@ -127,6 +127,8 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
   void fail_dead_fast(const FastCall& call) noexcept;
+  void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
+  void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
   void finish_if_idle() noexcept;               // queues the destructor if stopped and idle
   void start_stop(bool cancel);

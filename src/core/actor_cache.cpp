@@ -1,14 +1,16 @@
 #include "core/actor_cache.h"
 
-#include <memory>
 #include <new>
 #include <utility>
 
 #include "core/actor.h"
-#include "core/fork_guard.h"
-#include "core/handle_table.h"
 
 namespace tether::actor_cache {
+
+namespace detail {
+TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
+}  // namespace detail
+
 namespace {
 
 constexpr size_t kEntries = 4;
@@ -40,9 +42,19 @@ struct Entry {
   }
 };
 
+using detail::Hot;
+using detail::t_hot;
+
 struct Cache {
-  Entry entries[kEntries];  // most recently filled first
+  Entry entries[kEntries];  // most recently used first
+
+  void sync_hot() noexcept {
+    const Entry& e = entries[0];
+    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+  }
+
   ~Cache() {
+    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
     for (Entry& e : entries) {
       if (in_forked_child()) {
         // Nothing of the parent's may run here: keep the references forever.
@@ -55,7 +67,7 @@ struct Cache {
   }
 };
 
-thread_local Cache t_cache;
+thread_local Cache t_cache;  // touched on the slow paths only (it has a destructor)
 
 Entry* find(Cache& c, uint64_t id) noexcept {
   if (id == 0) return nullptr;  // the null handle; also what empty entries hold
@@ -65,49 +77,51 @@ Entry* find(Cache& c, uint64_t id) noexcept {
   return nullptr;
 }
 
-// fill: a new first entry for id; the evicted last one is moved to `evicted` for the
-// caller to close after it is done with the cache.
-Entry& fill(Cache& c, uint64_t id, Entry& evicted) {
-  std::shared_ptr<Actor> actor = HandleTable::instance().get<Actor>(Kind::Actor, id);
-  std::unique_ptr<Actor::Sender> sender;
-  try {
-    sender = actor->open_sender();
-  } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
-  }
-  evicted = std::move(c.entries[kEntries - 1]);
-  for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
-  c.entries[0] = Entry{id, std::move(actor), std::move(sender)};
-  return c.entries[0];
-}
+// Closes an entry when the function that moved it here returns, after every use of the
+// cache (closing may run user code that calls back in).
+struct Closing {
+  Entry entry;
+  ~Closing() { entry.close(); }
+};
 
 }  // namespace
 
-bool post(uint64_t id, tether_method_fn m, UserArg& arg) {
+void forget_released(uint64_t id) noexcept {
+  const Hot& h = t_hot;
+  if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
+}
+
+bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
+  if (id == 0 || in_forked_child()) return false;
   Cache& c = t_cache;
-  Entry evicted, released;  // closed when post returns, after every use of the cache
-  struct Close {
-    Entry& a;
-    Entry& b;
-    ~Close() {
-      a.close();
-      b.close();
-    }
-  } close{evicted, released};
+  Closing evicted;
   Entry* e = find(c, id);
-  if (e == nullptr) e = &fill(c, id, evicted);
-  if (!e->actor->handle_live()) {  // released: the general path says so
-    released = std::move(*e);
-    return false;
+  if (e == nullptr) {
+    std::unique_ptr<Actor::Sender> sender;
+    try {
+      sender = actor->open_sender();
+    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
+    }
+    evicted.entry = std::move(c.entries[kEntries - 1]);
+    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
+    c.entries[0] = Entry{id, actor, std::move(sender)};
+  } else if (e != &c.entries[0]) {
+    std::swap(*e, c.entries[0]);
   }
-  if (!e->sender) return false;
-  return e->actor->post_fast(*e->sender, m, arg);
+  c.sync_hot();
+  Entry& first = c.entries[0];
+  if (!first.sender) return false;
+  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
+  (void)arg.release();  // the call owns it now
+  return true;
 }
 
 void forget(uint64_t id) noexcept {
-  Entry* e = find(t_cache, id);
+  Cache& c = t_cache;
+  Entry* e = find(c, id);
   if (e == nullptr) return;
-  Entry gone = std::move(*e);
-  gone.close();
+  Closing gone{std::move(*e)};
+  if (e == &c.entries[0]) c.sync_hot();
 }
 
 }  // namespace tether::actor_cache

@@ -33,42 +33,50 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   Lane::end_lease(*sender->ring);
 }
 
-bool Actor::post_fast(Sender& sender, tether_method_fn m, UserArg& arg) {
-  if (life_.load(std::memory_order_acquire) == Life::Dead) return false;  // the general path explains
-  sender.ring->reserve(2);  // may throw: before the call counts, so nothing to undo
-  sender.tally.add(1);      // accepted, before stopped_ is read ...
-  light_fence();            // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) {
-    sender.tally.add(-1);  // refused: it never counted
-    finish_if_idle();
-    ledger_.reject();
-    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
+bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  // Released, or DEAD: the general path explains.
+  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
+  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
+  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  light_fence();        // ... for real: pairs with start_stop's heavy_fence
+  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+    unaccept_fast(sender);
+    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
   }
-  const FastCall call{m, arg.get(), arg.drop_fn()};
-  (void)arg.release();  // the ring entry owns it now
-  default_lane_->push_fast(*sender.ring, call, *this);
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
   return true;
+}
+
+void Actor::unaccept_fast(Sender& sender) noexcept {
+  sender.tally.add(-1);  // it never counted
+  finish_if_idle();
 }
 
 void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
   ledger_.fast_left();
-  if (life_.load(std::memory_order_acquire) != Life::Alive) {
+  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
     fail_dead_fast(call);
-  } else {
-    Task task(nullptr, lane.name(), /*is_target=*/true, origin());
-    ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
-    if (call.drop != nullptr) call.drop(call.arg);
-    if (task.lazy_scope()) {  // nested threads run on: the call settles when they are done
-      settle_after_nested(task, std::move(err), ledger_, shared_from_this());
-      settle_when_done(task.lazy_scope().get());
-      return;
-    }
-    if (err) {
-      ledger_.fire_and_forget_failed(std::move(err));
-    } else {
-      ledger_.fast_succeeded();
-    }
+    settle_fast();
+    return;
   }
+  Task task(nullptr, lane.name(), /*is_target=*/true, origin());
+  ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
+  if (call.drop != nullptr) call.drop(call.arg);
+  if (err || task.lazy_scope()) [[unlikely]] {
+    finish_fast(task, std::move(err));
+    return;
+  }
+  ledger_.fast_succeeded();
+  settle_fast();
+}
+
+void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
+  if (task.lazy_scope()) {  // nested threads run on: the call settles when they are done
+    settle_after_nested(task, std::move(err), ledger_, shared_from_this());
+    settle_when_done(task.lazy_scope().get());
+    return;
+  }
+  ledger_.fire_and_forget_failed(std::move(err));
   settle_fast();
 }
 

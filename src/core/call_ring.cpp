@@ -61,48 +61,31 @@ CallRing::Block* CallRing::take_block() {
   return b;
 }
 
-void CallRing::reserve(size_t n) {
-  if (write_pos_ + n > kBlockEntries && next_block_ == nullptr) next_block_ = take_block();
+bool CallRing::reserve_block() noexcept {
+  try {
+    next_block_ = take_block();
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
 }
 
-RingEntry& CallRing::next_slot() noexcept {
-  if (write_pos_ == kBlockEntries) {  // reserve() made next_block_ ready
-    Block* b = next_block_;
-    next_block_ = nullptr;
-    b->base = count_;
-    write_block_->next.store(b, std::memory_order_release);
-    write_block_ = b;
-    write_pos_ = 0;
-  }
-  ++count_;
-  return write_block_->entries[write_pos_++];
+void CallRing::enter_next_block() noexcept {
+  Block* b = next_block_;  // reserve() made it ready
+  next_block_ = nullptr;
+  b->base = count_;
+  write_block_->next.store(b, std::memory_order_release);
+  write_block_ = b;
+  write_pos_ = 0;
 }
 
-void CallRing::append_marks(const SourceMarks& marks) noexcept {
-  // Element by element, and no copy: the marks were just stored one by one, and a wider
-  // load of them would wait for those stores (a store-forwarding stall on every call).
-  bool changed = false;
-  for (size_t s = 0; s < kLaneSources; ++s) {
-    if (s != source_ && marks[s] != last_marks_[s]) {
-      last_marks_[s] = marks[s];
-      changed = true;
-    }
-  }
-  if (!changed) return;
-  const SourceMarks& m = last_marks_;  // a source never waits on itself: its own mark stays 0
+void CallRing::write_marks() noexcept {
+  const SourceMarks& m = last_marks_;
   RingEntry& e = next_slot();
   e.word0.store(pack(m[0], m[1]), std::memory_order_relaxed);
   e.word1 = pack(m[2], m[3]);
   e.word2 = m[4];
   e.word3 = RingEntry::kMarks;
-}
-
-void CallRing::append_fast(const FastCall& call, FastTarget* target) noexcept {
-  RingEntry& e = next_slot();
-  e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
-  e.word1 = reinterpret_cast<uintptr_t>(call.arg);
-  e.word2 = reinterpret_cast<uintptr_t>(call.drop);
-  e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
 }
 
 void CallRing::append_call(Call* c) noexcept {
@@ -111,23 +94,10 @@ void CallRing::append_call(Call* c) noexcept {
   e.word3 = RingEntry::kCall;
 }
 
-RingEntry* CallRing::peek() noexcept {
-  if (!unread()) return nullptr;
-  if (read_pos_ == kBlockEntries) {  // published entries lie beyond: the link is there
-    left_ = read_block_;
-    read_block_ = read_block_->next.load(std::memory_order_acquire);
-    read_pos_ = 0;
-  }
-  return &read_block_->entries[read_pos_];
-}
-
-CallRing::Block* CallRing::step() noexcept {
-  ++read_pos_;
-  ++consumed_;
-  position_.store(&read_block_->entries[read_pos_], std::memory_order_release);
-  Block* left = left_;
-  left_ = nullptr;
-  return left;
+void CallRing::enter_read_block() noexcept {
+  left_ = read_block_;
+  read_block_ = read_block_->next.load(std::memory_order_acquire);
+  read_pos_ = 0;
 }
 
 void CallRing::recycle(Block* b) noexcept {

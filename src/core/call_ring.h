@@ -84,26 +84,64 @@ class CallRing {
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
-  // ---- producer side (the lease holder) ----
-  // reserve: room for n more entries without allocating. Throws std::bad_alloc.
-  void reserve(size_t n);
-  // append_marks: writes a marks entry if marks differ from the last ones written
-  // (needs a reserved entry).
-  void append_marks(const SourceMarks& marks) noexcept;
-  void append_fast(const FastCall& call, FastTarget* target) noexcept;
+  // ---- producer side (the lease holder); inline, it runs on every call ----
+  // try_reserve: room for n more entries without allocating; false without memory.
+  [[nodiscard]] bool try_reserve(size_t n) noexcept {
+    return write_pos_ + n <= kBlockEntries || next_block_ != nullptr || reserve_block();
+  }
+  // append_marks: writes a marks entry if read(s), the count of source s now, differs
+  // from what the last marks entry said, for the mailbox or any other of the lane's
+  // first `rings` rings (the rings made so far: see Lane::push_fast). Needs a reserved
+  // entry.
+  template <class Read>
+  void append_marks(Read read, size_t rings) noexcept {
+    // Element by element: no array is built and read back whole (a store-forwarding
+    // stall on every call). A source never waits on itself: its own mark stays 0.
+    bool changed = false;
+    auto check = [&](size_t s) {
+      const uint32_t m = read(s);
+      if (m != last_marks_[s]) {
+        last_marks_[s] = m;
+        changed = true;
+      }
+    };
+    check(kMailboxSource);
+    for (size_t s = 0; s < rings; ++s) {
+      if (s != source_) check(s);
+    }
+    if (changed) write_marks();
+  }
+  void append_fast(const FastCall& call, FastTarget* target) noexcept {
+    RingEntry& e = next_slot();
+    e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
+    e.word1 = reinterpret_cast<uintptr_t>(call.arg);
+    e.word2 = reinterpret_cast<uintptr_t>(call.drop);
+    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
+  }
   void append_call(Call* c) noexcept;
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
   // ---- consumer side (the lane's consumer; a canceller under the token) ----
   // peek: the next queued entry, or null when the consumer has read all published.
-  [[nodiscard]] RingEntry* peek() noexcept;
+  [[nodiscard]] RingEntry* peek() noexcept {
+    if (!unread()) return nullptr;
+    if (read_pos_ == kBlockEntries) enter_read_block();
+    return &read_block_->entries[read_pos_];
+  }
   // consumed: how many entries the consumer has stepped past.
   [[nodiscard]] uint64_t consumed() const noexcept { return consumed_; }
   // step: moves the consumer past the entry peek() returned and stores the new position
   // (the Dekker store that pairs with a canceller, see Lane). Returns the block left
   // behind, if any: the caller recycles it once no canceller can be walking it.
-  [[nodiscard]] Block* step() noexcept;
+  [[nodiscard]] Block* step() noexcept {
+    ++read_pos_;
+    ++consumed_;
+    position_.store(&read_block_->entries[read_pos_], std::memory_order_release);
+    Block* left = left_;
+    left_ = nullptr;
+    return left;
+  }
   // unread: published entries the consumer has not stepped past (consumer side).
   [[nodiscard]] bool unread() noexcept {
     return consumed_ != seen_ || (seen_ = published_.load(std::memory_order_acquire)) != consumed_;
@@ -116,8 +154,17 @@ class CallRing {
   void for_each_queued(F&& f) noexcept;
 
  private:
-  [[nodiscard]] RingEntry& next_slot() noexcept;  // producer: the entry to write
-  [[nodiscard]] Block* take_block();              // producer: free list or heap
+  // next_slot: the entry to write (producer).
+  [[nodiscard]] RingEntry& next_slot() noexcept {
+    if (write_pos_ == kBlockEntries) enter_next_block();
+    ++count_;
+    return write_block_->entries[write_pos_++];
+  }
+  void enter_next_block() noexcept;     // producer: links the reserved block
+  void enter_read_block() noexcept;     // consumer: follows the link (published beyond)
+  void write_marks() noexcept;          // producer: last_marks_ as an entry
+  [[nodiscard]] Block* take_block();    // producer: free list or heap; throws std::bad_alloc
+  [[nodiscard]] bool reserve_block() noexcept;  // producer: next_block_ = take_block()
 
   const size_t source_;
   // Producer side (lease holder), on lines of its own.

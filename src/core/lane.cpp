@@ -56,7 +56,11 @@ class Lane::Worker : public ThreadBody {
     set_current_thread_owner(lane_.get());
     const Deadline forever = Deadline::after(-1);
     Work w;
-    while (lane_->next(w, forever)) lane_->execute(w);
+    for (;;) {
+      if (lane_->drain_ring()) continue;
+      if (!lane_->next(w, forever)) break;
+      lane_->execute(w);
+    }
     set_current_thread_owner(nullptr);
   }
 
@@ -163,16 +167,12 @@ CallRing* Lane::lease_ring() {
   return nullptr;
 }
 
-void Lane::push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-  ring.append_marks(read_marks());
-  ring.append_fast(call, &target);
-  ring.publish();
-  light_fence();  // pairs with the heavy_fence of a consumer about to park (next())
-  wake_one();
-}
-
 void Lane::wake_one() noexcept {
   if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody parked: no syscall
+  wake_parked();
+}
+
+void Lane::wake_parked() noexcept {
   // One consumer: the first producer to see it parked wakes it; the others need not, it
   // is waking (each would pay a lock and a signal while it does). Several consumers:
   // every push may need a thread of its own.
@@ -318,17 +318,45 @@ bool Lane::pop_ring(size_t s, Work& w, size_t& blocked) {
   return false;
 }
 
-void Lane::step_ring(CallRing& ring) {
-  CallRing::Block* left = ring.step();
-  consumed_[ring.source()] = ring.consumed();
-  light_fence();  // pairs with cancel_queued's heavy_fence
-  if (cancelling_.load(std::memory_order_acquire)) {
-    // A canceller may have claimed the entry: wait until it is done, so its claim is
-    // visible, and recycle the block only once it no longer walks there.
-    Mailbox::ConsumerToken token(mailbox_);
-    if (left != nullptr) ring.recycle(left);
-    return;
+bool Lane::drain_ring() noexcept {
+  const size_t s = current_;
+  if (s >= kLaneRings) return false;
+  CallRing* r = rings_[s].load(std::memory_order_acquire);
+  if (r == nullptr || !open_.load(std::memory_order_acquire)) return false;
+  uint32_t ran = 0;
+  while (ran < kBatch) {
+    RingEntry* e = r->peek();
+    if (e == nullptr) break;
+    const uintptr_t word3 = e->word3;
+    const uintptr_t kind = word3 & RingEntry::kKindMask;
+    if (kind == RingEntry::kMarks) {
+      if (first_unreached(e->marks(), consumed_, s) != kLaneSources) break;  // next() drains that source
+      step_ring(*r);
+      continue;
+    }
+    step_ring(*r);
+    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
+    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
+    ++ran;
+    if (kind == RingEntry::kFast) {
+      fast_target(*e)->run_fast(*this, fast_call(*e, word0));
+    } else {
+      auto* c = reinterpret_cast<Call*>(word0);
+      c->run(*this);
+      c->unref();
+    }
   }
+  if (ran == kBatch) {  // the others' turn
+    current_ = next_source(s);
+    batch_ = 0;
+  }
+  return ran != 0;
+}
+
+void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
+  // A canceller may have claimed the entry: wait until it is done, so its claim is
+  // visible, and recycle the block only once it no longer walks there.
+  Mailbox::ConsumerToken token(mailbox_);
   if (left != nullptr) ring.recycle(left);
 }
 

@@ -40,6 +40,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
 #include "core/call_ring.h"
 #include "core/deadline.h"
@@ -139,7 +140,20 @@ class Lane : public std::enable_shared_from_this<Lane> {
   static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.reserve(2)), publishes it and wakes the consumer if it parked.
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept;
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    // Only the rings made so far can hold calls that happened before this one: rings are
+    // made in slot order and counted before anyone can see them (lease_ring), and what
+    // made a ring happened before anything published through it. Relaxed suffices: a
+    // call published before this one started carries that count with it.
+    const size_t rings = ring_count_.load(std::memory_order_relaxed);
+    ring.append_marks([this](size_t s) {
+      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
+    }, rings < kLaneRings ? rings : kLaneRings);
+    ring.append_fast(call, &target);
+    ring.publish();
+    light_fence();  // pairs with the heavy_fence of a consumer about to park (next())
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();
+  }
 
   // open: lets a gated lane's threads start popping.
   void open();
@@ -176,14 +190,30 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
+  // drain_ring: the consumer's hot loop: runs up to a batch of the calls queued in the
+  // ring being drained, straight from its entries. False when it ran none (the caller
+  // takes next(): another source, marks to wait for, or the wait).
+  bool drain_ring() noexcept;
   bool try_pop(Work& w);
   bool pop_shared(Work& w);                         // several consumers: the mailbox alone
   bool pop_source(size_t s, Work& w, size_t& blocked);
   bool pop_mailbox(Work& w, size_t& blocked);
   bool pop_ring(size_t s, Work& w, size_t& blocked);
-  void step_ring(CallRing& ring);
+  // step_ring: the consumer steps past the entry it peeked (see cancel_queued).
+  void step_ring(CallRing& ring) noexcept {
+    CallRing::Block* left = ring.step();
+    consumed_[ring.source()] = ring.consumed();
+    light_fence();  // pairs with cancel_queued's heavy_fence
+    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
+      meet_canceller(ring, left);
+    } else if (left != nullptr) [[unlikely]] {
+      ring.recycle(left);
+    }
+  }
+  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
   void execute(Work& w) noexcept;
   void wake_one() noexcept;
+  void wake_parked() noexcept;  // wake_one once sleepers_ was seen set
   bool work_ready() noexcept;
   bool anything_queued() noexcept;
   [[nodiscard]] SourceMarks read_marks() const noexcept;
