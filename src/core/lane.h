@@ -12,11 +12,13 @@
 // other side really parked): a consumer with nothing to do spins for idle_spin_ns, then
 // counts itself in sleepers_ and re-checks every source before waiting on cv_. A
 // producer publishes, then reads sleepers_ and notifies (taking mutex_ first, so the
-// notify cannot fall between check and wait); with one consumer, sleepers_ is a flag the
-// notifying producer clears, so one push, not every push, pays for the wake-up. Dekker pairs: a mailbox push is a seq_cst
-// exchange and its sleepers_ load is seq_cst; a ring producer has only a light_fence()
-// between publishing and reading sleepers_, so a consumer parking while rings exist makes
-// a heavy_fence() between counting itself and re-checking (asymmetric_fence.h).
+// notify cannot fall between check and wait). With one consumer, sleepers_ is a flag the
+// notifying producer clears, so one push, not every push, pays for the wake-up; the
+// consumer marks itself afresh before every wait. Dekker pairs: a mailbox push is a
+// seq_cst exchange and its sleepers_ load is seq_cst; a ring producer has only a
+// light_fence() between publishing and reading sleepers_, so a consumer parking while
+// rings exist makes a heavy_fence() between marking itself and re-checking
+// (asymmetric_fence.h).
 //
 // Cancelling queued calls (cancel_queued) reaches every call not yet started while the
 // consumer may be blocked forever in user code. Mailbox: under the consumer token, as
@@ -139,7 +141,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   [[nodiscard]] CallRing* lease_ring();
   static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.reserve(2)), publishes it and wakes the consumer if it parked.
+  // ring.try_reserve(2)), publishes it and wakes the consumer if it parked.
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     // Only the rings made so far can hold calls that happened before this one: rings are
     // made in slot order and counted before anyone can see them (lease_ring), and what
