@@ -105,8 +105,14 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
     evicted.entry = std::move(c.entries[kEntries - 1]);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
     c.entries[0] = Entry{id, actor, std::move(sender)};
-  } else if (e != &c.entries[0]) {
-    std::swap(*e, c.entries[0]);
+  } else {
+    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
+    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
+      try {
+        c.entries[0].sender = actor->open_sender();
+      } catch (const std::bad_alloc&) {
+      }
+    }
   }
   c.sync_hot();
   Entry& first = c.entries[0];
