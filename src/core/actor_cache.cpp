@@ -45,6 +45,10 @@ struct Entry {
 using detail::Hot;
 using detail::t_hot;
 
+// Set once this thread's cache is destroyed: a call from a later thread-local destructor
+// takes the general path without touching it.
+TETHER_HOT_TLS thread_local bool t_cache_gone = false;
+
 struct Cache {
   Entry entries[kEntries];  // most recently used first
 
@@ -55,6 +59,7 @@ struct Cache {
 
   ~Cache() {
     t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
+    t_cache_gone = true;
     for (Entry& e : entries) {
       if (in_forked_child()) {
         // Nothing of the parent's may run here: keep the references forever.
@@ -92,7 +97,7 @@ void forget_released(uint64_t id) noexcept {
 }
 
 bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || in_forked_child()) return false;
+  if (id == 0 || in_forked_child() || t_cache_gone) return false;
   Cache& c = t_cache;
   Closing evicted;
   Entry* e = find(c, id);
@@ -123,6 +128,7 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
 }
 
 void forget(uint64_t id) noexcept {
+  if (t_cache_gone) return;
   Cache& c = t_cache;
   Entry* e = find(c, id);
   if (e == nullptr) return;
