@@ -142,6 +142,12 @@ class CallRing {
     left_ = nullptr;
     return left;
   }
+  // unread_count: how many published entries the consumer has not stepped past, read
+  // afresh (consumer side).
+  [[nodiscard]] uint64_t unread_count() noexcept {
+    seen_ = published_.load(std::memory_order_acquire);
+    return seen_ - consumed_;
+  }
   // unread: published entries the consumer has not stepped past (consumer side).
   [[nodiscard]] bool unread() noexcept {
     return consumed_ != seen_ || (seen_ = published_.load(std::memory_order_acquire)) != consumed_;

@@ -242,6 +242,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
   size_t current_ = 0;                                // the source being drained
   uint32_t batch_ = 0;                                // taken from it in a row
+  bool caught_up_ = false;                            // drain_ring last emptied its ring
 };
 
 }  // namespace tether
