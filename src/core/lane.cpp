@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -28,11 +29,15 @@ constexpr uint32_t kBatch = 128;
 // changes on every call), so each call costs both threads a cache-line transfer. On this
 // project's 2-vCPU VM that is cheap while the vCPUs sit close and costly when the host
 // places them apart (a plain SPSC ring: 3 ns vs 50 ns an item). So once drain_ring has
-// emptied its ring, it lets calls build up before it chases the producer again: as long
-// as the count still grows (the producer is streaming), up to kBuildUp calls or
-// kBuildUpTurns checks about 100 ns apart. A lone call is run after one check.
-constexpr uint64_t kBuildUp = 256;
-constexpr int kBuildUpTurns = 64;
+// emptied its ring, it lets calls build up before it chases the producer again, while
+// the count still grows (the producer is streaming) and nothing waits elsewhere in the
+// lane: up to kBuildUp calls, checked kBuildUpShortPauses, then kBuildUpPauses pauses
+// apart, kBuildUpTurns times at most. A lone call is run after the first, short check.
+// Measured with the vCPUs apart: 28-30 M calls/s without, 39-43 with (the baseline 12).
+constexpr uint64_t kBuildUp = 4096;
+constexpr int kBuildUpTurns = 512;
+constexpr int kBuildUpShortPauses = 4;
+constexpr int kBuildUpPauses = 16;
 
 // FastCallView: how cancel_queued's predicate sees a fast call (never run or cancelled).
 class FastCallView final : public Call {
@@ -334,21 +339,17 @@ bool Lane::drain_ring() noexcept {
   if (s >= kLaneRings) return false;
   CallRing* r = rings_[s].load(std::memory_order_acquire);
   if (r == nullptr || !open_.load(std::memory_order_acquire)) return false;
-  if (caught_up_) {  // see kBuildUp
-    uint64_t n = r->unread_count();
-    for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
-      for (int i = 0; i < 4; ++i) cpu_relax();
-      const uint64_t more = r->unread_count();
-      if (more == n) break;  // the producer paused: run what is there
-      n = more;
-    }
-  }
+  if (caught_up_) build_up(*r);
   uint32_t ran = 0;
   caught_up_ = false;
   while (ran < kBatch) {
     RingEntry* e = r->peek();
     if (e == nullptr) {
       caught_up_ = true;
+      if (work_elsewhere(s)) {  // emptied: the others' turn now, not after a full batch
+        current_ = next_source(s);
+        batch_ = 0;
+      }
       break;
     }
     const uintptr_t word3 = e->word3;
@@ -375,6 +376,26 @@ bool Lane::drain_ring() noexcept {
     batch_ = 0;
   }
   return ran != 0;
+}
+
+void Lane::build_up(CallRing& r) noexcept {
+  uint64_t n = r.unread_count();
+  for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
+    const int pauses = turn == 0 ? kBuildUpShortPauses : kBuildUpPauses;
+    for (int i = 0; i < pauses; ++i) cpu_relax();
+    const uint64_t more = r.unread_count();
+    if (more == n || work_elsewhere(r.source())) return;  // the producer paused, or others wait
+    n = more;
+  }
+}
+
+bool Lane::work_elsewhere(size_t s) noexcept {
+  if (mailbox_.maybe_nonempty()) return true;
+  const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
+  for (size_t k = 0; k < rings; ++k) {
+    if (k != s && published_[k].value.load(std::memory_order_acquire) != consumed_[k]) return true;
+  }
+  return false;
 }
 
 void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {

@@ -196,6 +196,8 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // ring being drained, straight from its entries. False when it ran none (the caller
   // takes next(): another source, marks to wait for, or the wait).
   bool drain_ring() noexcept;
+  void build_up(CallRing& ring) noexcept;   // drain_ring's convoy guard (see lane.cpp)
+  bool work_elsewhere(size_t source) noexcept;  // another source of the lane has calls
   bool try_pop(Work& w);
   bool pop_shared(Work& w);                         // several consumers: the mailbox alone
   bool pop_source(size_t s, Work& w, size_t& blocked);
