@@ -3,6 +3,7 @@
 
 #include "capi/boundary.h"
 #include "core/actor.h"
+#include "core/actor_cache.h"
 #include "core/handle_table.h"
 
 using namespace tether;
@@ -43,11 +44,24 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 
 tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
                    int64_t timeout_ns) {
+  actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
+  // Fire and forget to the default thread: cached for this thread's next calls (which
+  // take the fast path in tether_actor_call), and posted through it if it applies.
+  if (out == nullptr && group == nullptr && actor_cache::post_after_lookup(a.id, actor, m, arg)) return TETHER_OK;
   std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
   if (out != nullptr) *out = future_handle(std::move(future));
   return TETHER_OK;
+}
+
+// call_slow: tether_actor_call(_timeout) past the fast path (out of line: the fast path
+// keeps no registers for it).
+[[gnu::noinline]] tether_status call_slow(tether_actor a, const char* group, tether_method_fn m, void* arg,
+                                          tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
+  UserArg owned = adopt(arg, arg_drop);
+  if (out != nullptr) *out = tether_future{0};
+  return guarded([&] { return call(a, group, m, owned, out, timeout_ns); });
 }
 
 }  // namespace
@@ -79,16 +93,15 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
 
 TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
-  UserArg owned = adopt(arg, arg_drop);
-  if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return call(a, group, m, owned, out, 0); });
+  // The fast path first: no handle table, no reference count (core/actor_cache.h).
+  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  return call_slow(a, group, m, arg, arg_drop, out, 0);
 }
 
 TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                    tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
-  UserArg owned = adopt(arg, arg_drop);
-  if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return call(a, group, m, owned, out, timeout_ns); });
+  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
 TETHER_API tether_status tether_actor_state(tether_actor a, int32_t* state, tether_error* cause) {
@@ -135,6 +148,7 @@ TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t
 
 TETHER_API tether_status tether_actor_release(tether_actor a) {
   return guarded([&] {
+    actor_cache::forget(a.id);
     HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/true);
     return TETHER_OK;
   });
@@ -142,6 +156,7 @@ TETHER_API tether_status tether_actor_release(tether_actor a) {
 
 TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
   return guarded([&] {
+    actor_cache::forget(a.id);
     HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/false);
     return TETHER_OK;
   });

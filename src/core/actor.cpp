@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/control_thread.h"
 #include "core/handle_table.h"
@@ -292,14 +293,16 @@ void Actor::settle() noexcept {
 }
 
 void Actor::finish_if_idle() noexcept {
-  const uint64_t settled = settled_.load(std::memory_order_seq_cst);  // first: see the class comment
-  if (settled != accepted_.load(std::memory_order_seq_cst)) return;
-  if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
-  // The destructor call may run, and the actor and its executor end, before push()
-  // returns from waking the lane: hold the actor (and so the lane) until it has.
   std::shared_ptr<Actor> keep;
   {
     std::lock_guard lock(mutex_);
+    if (!stop_fenced_) return;  // the stop compares itself once fenced: see the class comment
+    const uint64_t settled = settled_.load(std::memory_order_seq_cst) +  // first: see the class comment
+                             fast_settled_.load(std::memory_order_acquire);
+    if (settled != accepted_.load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
+    if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
+    // The destructor call may run, and the actor and its executor end, before push()
+    // returns from waking the lane: hold the actor (and so the lane) until it has.
     keep = self_;
   }
   default_lane_->push(dtor_call_.release());
@@ -328,17 +331,24 @@ void Actor::start_stop(bool cancel) {
       self_ = shared_from_this();
       stopped_.store(true, std::memory_order_seq_cst);
     }
-    if (cancel && !cancel_started_) {
-      cancel_now = cancel_started_ = true;
-      cancel_.store(true, std::memory_order_release);
-    }
+    if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
   }
   if (cancel_now) {
     auto mine = [this](const Call& c) { return c.owner() == this; };
     default_lane_->cancel_queued(mine);
     for (Group& g : groups_) g.lane->cancel_queued(mine);
+    // Only now are the running methods asked to stop: one that returned at once would
+    // otherwise free its lane to start a queued call the cancel had not reached yet.
+    cancel_.store(true, std::memory_order_release);
   }
-  if (first) finish_if_idle();
+  if (first) {
+    heavy_fence();  // pairs with the light_fence of fast calls and fast settles
+    {
+      std::lock_guard lock(mutex_);
+      stop_fenced_ = true;
+    }
+    finish_if_idle();
+  }
 }
 
 bool Actor::is_inside() const noexcept {
@@ -364,6 +374,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 }
 
 void Actor::release(bool wait) {
+  handle_live_.store(false, std::memory_order_release);  // fast-path callers see it (actor_cache)
   start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {
     std::lock_guard lock(mutex_);

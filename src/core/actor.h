@@ -2,20 +2,26 @@
 // methods on that thread and on the threads of its named concurrency groups, and
 // finally freed by a destructor on the default thread. The actor never moves.
 //
-// Lifetime of the work: every call is counted when accepted (accepted_, on the callers'
-// cache line) and when settled — run, failed or cancelled (settled_, on the execution
-// threads' line); the constructor counts as a call. The destructor is queued on the
-// default thread, once, by whoever first sees a started stop with settled_ equal to
-// accepted_. A call counts itself accepted BEFORE it checks stopped_, and a stop sets
-// stopped_ BEFORE it compares the counts (all seq_cst), so a call either sees the stop
-// and is refused (settling itself) or is counted before the comparison: none slips in
-// after the destructor is queued. settled_ is read before accepted_, and a call is always
-// accepted before it settles, so equal counts mean nothing was in flight in between.
+// Lifetime of the work: every call is counted when accepted and when settled — run,
+// failed or cancelled; the constructor counts as a call. Calls of the general path count
+// in accepted_ (on the callers' cache line) and settled_ (on the execution threads');
+// fire-and-forget calls of the fast path (actor_fast_path.cpp) count in their producer's
+// Tally and in fast_settled_, written by one thread each, without read-modify-writes.
+// The destructor is queued on the default thread, once, by whoever first sees a fenced
+// stop with the settled count equal to the accepted count. A call counts itself accepted
+// BEFORE it checks stopped_, and a stop sets stopped_ BEFORE it compares the counts, so a
+// call either sees the stop and is refused (un-counting or settling itself) or is counted
+// before the comparison: none slips in after the destructor is queued. General calls
+// order this with seq_cst operations; fast calls (and the fast settle, which checks
+// stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
+// stop makes before it sets stop_fenced_; no comparison is made before that flag. The
+// settled counts are read before the accepted ones, and a call is always accepted before
+// it settles, so equal counts mean nothing was in flight in between.
 //
 // Thread safety: every public member may be called from any thread. mutex_ guards the
-// stop's bookkeeping (marked); life_, stopped_ and cancel_ are atomics. state_ptr_ is
-// written by the constructor before life_ becomes ALIVE (release) and before the group
-// lanes open, and read only by execution threads after that.
+// stop's bookkeeping (marked); life_, stopped_, cancel_ and handle_live_ are atomics.
+// state_ptr_ is written by the constructor before life_ becomes ALIVE (release) and
+// before the group lanes open, and read only by execution threads after that.
 #pragma once
 
 #include <atomic>
@@ -38,7 +44,7 @@
 
 namespace tether {
 
-class Actor : public std::enable_shared_from_this<Actor> {
+class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
  public:
   struct GroupSpec {
     std::string name;
@@ -100,6 +106,24 @@ class Actor : public std::enable_shared_from_this<Actor> {
   [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
+  // The fire-and-forget fast path (actor_fast_path.cpp). Sender: what one producer thread
+  // holds to call this actor without the general path: its tally and the ring it leased
+  // on the default lane. Used by that thread alone, between open and close.
+  struct Sender {
+    CallLedger::Tally tally;
+    CallRing* ring = nullptr;
+  };
+  // open_sender: a sender for the calling thread, or null when the fast path does not
+  // apply (a bounded mailbox, several threads on the default lane, no ring free).
+  // Throws std::bad_alloc.
+  [[nodiscard]] std::unique_ptr<Sender> open_sender();
+  void close_sender(std::unique_ptr<Sender> sender) noexcept;
+  // post_fast: call(nullptr, m, arg, false, 0) through sender when nothing stands in the
+  // way: true once queued (arg_drop belongs to the call then). False when the general
+  // path must decide (DEAD, stopping, no memory for the ring); arg is untouched then.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  // handle_live: the handle has not been released.
+  [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
 
  private:
   class CtorCall;
@@ -113,6 +137,13 @@ class Actor : public std::enable_shared_from_this<Actor> {
   explicit Actor(Options options);
   void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
+  void settle_fast() noexcept;                   // a fast call settled (default thread only)
+  void run_fast(Lane& lane, const FastCall& call) noexcept override;
+  void cancel_fast(const FastCall& call) noexcept override;
+  [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
+  void fail_dead_fast(const FastCall& call) noexcept;
+  void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
+  void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
   void finish_if_idle() noexcept;               // queues the destructor if stopped and idle
   void start_stop(bool cancel);
@@ -134,14 +165,17 @@ class Actor : public std::enable_shared_from_this<Actor> {
   bool constructed_ = false;   // likewise; read by the destructor call
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
+  std::atomic<bool> handle_live_{true};
   alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
   alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
+  alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
   std::atomic<bool> dtor_queued_{false};
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_started_ = false;        // guarded by mutex_
+  bool stop_fenced_ = false;         // guarded by mutex_: the stop's heavy fence is done
   bool cancel_started_ = false;      // guarded by mutex_
   bool dtor_done_ = false;           // guarded by mutex_
   bool handle_ended_ = false;        // guarded by mutex_

@@ -68,6 +68,34 @@ void CallLedger::fire_and_forget_failed(ErrorPtr e) {
   failed();  // after the error is kept: a reader that sees the count finds the error
 }
 
+void CallLedger::add_tally(Tally* t) {
+  std::lock_guard lock(mutex_);
+  tallies_.push_back(t);
+}
+
+void CallLedger::remove_tally(Tally* t) noexcept {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < tallies_.size(); ++i) {
+    if (tallies_[i] == t) {
+      retired_admitted_ += t->admitted.load(std::memory_order_relaxed);
+      tallies_[i] = tallies_.back();
+      tallies_.pop_back();
+      return;
+    }
+  }
+}
+
+uint64_t CallLedger::fast_admitted_locked() const noexcept {
+  uint64_t n = retired_admitted_;
+  for (const Tally* t : tallies_) n += t->admitted.load(std::memory_order_acquire);
+  return n;
+}
+
+uint64_t CallLedger::fast_admitted() const noexcept {
+  std::lock_guard lock(mutex_);
+  return fast_admitted_locked();
+}
+
 ErrorPtr CallLedger::kept_error(size_t i) const {
   std::lock_guard lock(mutex_);
   return i < errors_.size() ? errors_[i] : nullptr;
@@ -76,8 +104,9 @@ ErrorPtr CallLedger::kept_error(size_t i) const {
 void CallLedger::fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const {
   tether_executor_stats full{};
   full.struct_size = static_cast<uint32_t>(size);
-  full.queued = queued();
-  full.completed = completed_.load(std::memory_order_relaxed);
+  const uint64_t fast_left = fast_left_.load(std::memory_order_acquire);  // before the admissions
+  full.queued = queued() + fast_admitted() - fast_left;
+  full.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
   full.failed = failed_.load(std::memory_order_relaxed);
   full.cancelled = cancelled_.load(std::memory_order_relaxed);
   full.rejected = rejected_.load(std::memory_order_relaxed);

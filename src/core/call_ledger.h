@@ -2,11 +2,16 @@
 // (against an optional capacity), how they ended, and the errors of fire-and-forget
 // calls (the first 64 kept, the rest counted), so no failure is silently lost.
 //
-// Thread safety: every member may be called from any thread. Counters are relaxed
-// atomics (statistics); mutex_ guards errors_ and the capacity wait. Producers write only
-// admitted_, the threads that run calls only the counters after it, on another cache
-// line: a fire-and-forget call does not bounce a line between the two sides. queued is
-// admitted_ - left_.
+// Fast calls (Actor::post_fast) are counted without any read-modify-write: each producer
+// thread admits through a Tally of its own (one writer), and the lane's single consumer
+// counts their starts and successes in fields only it writes.
+//
+// Thread safety: every member may be called from any thread, except fast_left() and
+// fast_succeeded(): only the consumer of the lane that runs the fast calls. Counters are
+// relaxed atomics (statistics); mutex_ guards errors_, the capacity wait and the tallies.
+// Producers write only admitted_, the threads that run calls only the counters after it,
+// on another cache line: a fire-and-forget call does not bounce a line between the two
+// sides. queued is admitted_ + fast admitted - left_ - fast left.
 #pragma once
 
 #include <atomic>
@@ -47,6 +52,23 @@ class CallLedger {
   // fire_and_forget_failed: counts it and keeps e among the first 64.
   void fire_and_forget_failed(ErrorPtr e);
 
+  // Tally: one producer thread's fast calls admitted (written by that thread only).
+  struct alignas(64) Tally {
+    std::atomic<uint64_t> admitted{0};
+    void add(int64_t n) noexcept {  // the owner thread: a plain store, no RMW
+      admitted.store(admitted.load(std::memory_order_relaxed) + static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+  };
+  // add_tally / remove_tally: a producer starts or stops calling fast; what it admitted
+  // stays counted. Throws std::bad_alloc (add).
+  void add_tally(Tally* t);
+  void remove_tally(Tally* t) noexcept;
+  // fast_admitted: every fast call admitted so far.
+  [[nodiscard]] uint64_t fast_admitted() const noexcept;
+  // The consumer of the fast calls: one started (or will never run), one succeeded.
+  void fast_left() noexcept { bump(fast_left_); }
+  void fast_succeeded() noexcept { bump(fast_completed_); }
+
   [[nodiscard]] ErrorPtr kept_error(size_t i) const;
   [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
@@ -58,6 +80,10 @@ class CallLedger {
     const uint64_t left = left_.load(std::memory_order_seq_cst);  // before admitted_: never negative
     return admitted_.load(std::memory_order_seq_cst) - left;
   }
+  static void bump(std::atomic<uint64_t>& c) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
 
   const size_t capacity_;  // 0: unbounded
   alignas(64) std::atomic<uint64_t> admitted_{0};  // producers
@@ -65,10 +91,14 @@ class CallLedger {
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   alignas(64) std::atomic<uint64_t> left_{0};  // consumers and cancellers
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, errors_dropped_{0};
+  alignas(64) std::atomic<uint64_t> fast_left_{0};  // the fast calls' consumer only
+  std::atomic<uint64_t> fast_completed_{0};          // likewise
 
   alignas(64) mutable std::mutex mutex_;
   std::condition_variable room_;
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
+  std::vector<Tally*> tallies_;   // guarded by mutex_: producers calling fast now
+  uint64_t retired_admitted_ = 0;  // guarded by mutex_: admitted through removed tallies
 };
 
 }  // namespace tether

@@ -62,8 +62,12 @@ void release_list(FreeSlot* list) noexcept {
 struct Magazine {
   FreeSlot* slots = nullptr;  // free slots of this thread
   size_t count = 0;
+  bool gone = false;          // destroyed: a later thread-local destructor uses the heap
   ~Magazine() {  // the thread ends: its slots go to the depot, or back to the heap
     if (slots != nullptr && !depot().give(slots)) release_list(slots);
+    slots = nullptr;
+    count = 0;
+    gone = true;
   }
 };
 TETHER_HOT_TLS thread_local Magazine t_magazine;
@@ -73,6 +77,7 @@ TETHER_HOT_TLS thread_local Magazine t_magazine;
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);
   Magazine& m = t_magazine;
+  if (m.gone) return ::operator new(kSlotSize);
   if (m.slots == nullptr) {
     m.slots = depot().take();
     m.count = m.slots != nullptr ? kMagazine : 0;
@@ -91,6 +96,10 @@ void CallPool::free(void* p) noexcept {
     return;
   }
   Magazine& m = t_magazine;
+  if (m.gone) {
+    ::operator delete(p);
+    return;
+  }
   if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
     if (!depot().give(m.slots)) release_list(m.slots);
     m.slots = nullptr;

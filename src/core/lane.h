@@ -1,15 +1,37 @@
-// Lane: a mailbox and the threads that run it — an executor's one thread, an actor
-// group's N threads, or, for a manual executor, whichever thread calls run_manual().
+// Lane: the queues in front of a set of threads that run them — an executor's one thread,
+// an actor group's N threads, or, for a manual executor, whichever thread calls
+// run_manual().
+//
+// Sources: every lane has a mailbox (any Call, from any thread). A lane with ONE consumer
+// (an executor's, a manual one) also has up to kLaneRings rings, each leased by one
+// producer thread for its fire-and-forget calls (lease_ring, push_fast): no atomic
+// read-modify-write per call. The consumer merges the sources in program order as
+// source_marks.h explains, in batches, a source at a time.
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked): a consumer with nothing to do spins for idle_spin_ns, then
-// registers in sleepers_ and re-checks the mailbox under mutex_ before waiting on cv_. A
-// producer's push exchanges the mailbox tail, then it reads sleepers_; both are seq_cst, so
-// either the consumer sees the work or the producer sees the sleeper and notifies
-// (taking mutex_ first, so the notify cannot fall between check and wait).
+// counts itself in sleepers_ and re-checks every source before waiting on cv_. A
+// producer publishes, then reads sleepers_ and notifies (taking mutex_ first, so the
+// notify cannot fall between check and wait). With one consumer, sleepers_ is a flag the
+// notifying producer clears, so one push, not every push, pays for the wake-up; the
+// consumer marks itself afresh before every wait. Dekker pairs: a mailbox push is a
+// seq_cst exchange and its sleepers_ load is seq_cst; a ring producer has only a
+// light_fence() between publishing and reading sleepers_, so a consumer parking while
+// rings exist makes a heavy_fence() between marking itself and re-checking
+// (asymmetric_fence.h).
 //
-// Thread safety: push/open/close/cancel_queued from any thread. Lifetime: shared; each
-// lane thread holds the lane and its owner alive until it exits.
+// Cancelling queued calls (cancel_queued) reaches every call not yet started while the
+// consumer may be blocked forever in user code. Mailbox: under the consumer token, as
+// every pop. Rings: the consumer steps past an entry (a store of its position), makes a
+// light_fence(), and reads cancelling_; a canceller holds the token, sets cancelling_,
+// makes a heavy_fence(), then reads the consumer's position and claims entries beyond it.
+// Either the canceller sees the step (and leaves that entry alone), or the consumer sees
+// cancelling_ and takes the token before using the entry (and finds it claimed).
+//
+// Thread safety: push/push_fast/open/close/cancel_queued/lease_ring from any thread; the
+// consumer state (marked) only by the lane's consumer: its thread, the thread in
+// run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread holds the
+// lane and its owner alive until it exits; a ring lease holds the lane's owner alive.
 #pragma once
 
 #include <atomic>
@@ -20,7 +42,9 @@
 #include <mutex>
 #include <string>
 
+#include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
+#include "core/call_ring.h"
 #include "core/deadline.h"
 #include "core/mailbox.h"
 #include "core/thread_group.h"
@@ -29,8 +53,9 @@ namespace tether {
 
 class Lane;
 
-// Call: one unit of work on a lane. Owned by the mailbox until popped; a canceller that
-// claims it (under the consumer token) holds a second reference while it cancels.
+// Call: one unit of work on a lane. Owned by the lane until popped; a canceller that
+// claims it holds it (a mailbox canceller, under the consumer token, takes a second
+// reference) while it cancels.
 class Call : public MailboxNode {
  public:
   explicit Call(const void* owner) noexcept : owner_(owner) {}
@@ -60,6 +85,21 @@ class Call : public MailboxNode {
   const void* owner_;
   std::atomic<int> refs_{1};
   bool claimed_ = false;  // guarded by the mailbox's consumer token
+};
+
+// FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
+// its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
+class FastTarget {
+ public:
+  // run_fast: runs call on the lane's consumer.
+  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
+  // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
+  virtual void cancel_fast(const FastCall& call) noexcept = 0;
+  // fast_owner: what owner() is for its calls, as cancel_queued's predicate sees them.
+  [[nodiscard]] virtual const void* fast_owner() const noexcept = 0;
+
+ protected:
+  ~FastTarget() = default;
 };
 
 class Lane : public std::enable_shared_from_this<Lane> {
@@ -94,13 +134,37 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
+
+  // lease_ring: a ring for the calling producer thread's fast calls, or null when none is
+  // free (or the lane has several consumers). The caller alone appends to it until
+  // end_lease. Throws std::bad_alloc.
+  [[nodiscard]] CallRing* lease_ring();
+  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  // push_fast: appends call for target to the leased ring (room reserved beforehand with
+  // ring.try_reserve(2)), publishes it and wakes the consumer if it parked.
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    // Only the rings made so far can hold calls that happened before this one: rings are
+    // made in slot order and counted before anyone can see them (lease_ring), and what
+    // made a ring happened before anything published through it. Relaxed suffices: a
+    // call published before this one started carries that count with it.
+    const size_t rings = ring_count_.load(std::memory_order_relaxed);
+    ring.append_marks([this](size_t s) {
+      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
+    }, rings < kLaneRings ? rings : kLaneRings);
+    ring.append_fast(call, &target);
+    ring.publish();
+    light_fence();  // pairs with the heavy_fence of a consumer about to park (next())
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();
+  }
+
   // open: lets a gated lane's threads start popping.
   void open();
-  // close: the threads exit once the mailbox is empty (no more pushes may follow).
+  // close: the threads exit once every source is empty (no more pushes may follow).
   void close();
 
   // cancel_queued: claims every queued call for which pred(call) holds and cancels it
-  // here (args dropped, futures CANCELLED) before returning. Never waits on user code.
+  // here (args dropped, futures CANCELLED) before returning. A fast call is shown to pred
+  // as a Call whose owner() is its target's fast_owner(). Never waits on user code.
   size_t cancel_queued(const std::function<bool(const Call&)>& pred);
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
@@ -114,17 +178,60 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
  private:
   class Worker;
-  // next: the next call to run, waiting as the wait protocol says until the deadline.
-  // Null at the deadline or once the lane is closed and empty.
-  Call* next(const Deadline& deadline);
-  Call* try_pop();
-  void execute(Call* c) noexcept;
+  // Work: what the consumer took: a Call, or a fast call and its target.
+  struct Work {
+    Call* call = nullptr;
+    FastTarget* target = nullptr;
+    FastCall fast{};
+  };
+  // A counter on a cache line of its own.
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> value{0};
+  };
+
+  // next: the next work to run, waiting as the wait protocol says until the deadline.
+  // False at the deadline or once the lane is closed and empty.
+  bool next(Work& w, const Deadline& deadline);
+  // drain_ring: the consumer's hot loop: runs up to a batch of the calls queued in the
+  // ring being drained, straight from its entries. False when it ran none (the caller
+  // takes next(): another source, marks to wait for, or the wait).
+  bool drain_ring() noexcept;
+  void build_up(CallRing& ring) noexcept;   // drain_ring's convoy guard (see lane.cpp)
+  bool work_elsewhere(size_t source) noexcept;  // another source of the lane has calls
+  bool try_pop(Work& w);
+  bool pop_shared(Work& w);                         // several consumers: the mailbox alone
+  bool pop_source(size_t s, Work& w, size_t& blocked);
+  bool pop_mailbox(Work& w, size_t& blocked);
+  bool pop_ring(size_t s, Work& w, size_t& blocked);
+  // step_ring: the consumer steps past the entry it peeked (see cancel_queued).
+  void step_ring(CallRing& ring) noexcept {
+    CallRing::Block* left = ring.step();
+    consumed_[ring.source()] = ring.consumed();
+    light_fence();  // pairs with cancel_queued's heavy_fence
+    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
+      meet_canceller(ring, left);
+    } else if (left != nullptr) [[unlikely]] {
+      ring.recycle(left);
+    }
+  }
+  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
+  void execute(Work& w) noexcept;
   void wake_one() noexcept;
-  bool work_ready() const noexcept;
+  void wake_parked() noexcept;  // wake_one once sleepers_ was seen set
+  bool work_ready() noexcept;
+  bool anything_queued() noexcept;
+  [[nodiscard]] SourceMarks read_marks() const noexcept;
+  void cancel_everything() noexcept;  // the destructor: nobody else is left
 
   const Options options_;
   const uint64_t id_;
+  const bool has_rings_;  // one consumer: rings may be leased
   Mailbox mailbox_;
+  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
+  Counter published_[kLaneSources];                     // per source
+  std::atomic<CallRing*> rings_[kLaneRings] = {};       // made at their first lease
+  std::atomic<uint32_t> ring_count_{0};                 // rings made
+  alignas(64) std::atomic<bool> cancelling_{false};     // a canceller walks the rings
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
@@ -132,6 +239,12 @@ class Lane : public std::enable_shared_from_this<Lane> {
   std::atomic<bool> running_manual_{false};
   std::mutex mutex_;               // pairs with cv_ for parking only
   std::condition_variable cv_;
+
+  // Consumer state (see Thread safety).
+  alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
+  size_t current_ = 0;                                // the source being drained
+  uint32_t batch_ = 0;                                // taken from it in a row
+  bool caught_up_ = false;                            // drain_ring last emptied its ring
 };
 
 }  // namespace tether

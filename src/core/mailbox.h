@@ -14,10 +14,13 @@
 #include <atomic>
 #include <thread>
 
+#include "core/source_marks.h"
+
 namespace tether {
 
 struct MailboxNode {
   std::atomic<MailboxNode*> next{nullptr};
+  SourceMarks marks{};  // in a lane with rings: the rings' counts at push (source_marks.h)
 };
 
 class Mailbox {
@@ -80,6 +83,17 @@ class Mailbox {
       return head;
     }
     return nullptr;
+  }
+
+  // peek: the node pop() would return next, left queued; null when empty. pop() may
+  // still return null for it while its push is half done.
+  [[nodiscard]] MailboxNode* peek(const ConsumerToken&) noexcept {
+    MailboxNode* head = head_.load(std::memory_order_relaxed);
+    if (head != &stub_) return head;
+    MailboxNode* next = head->next.load(std::memory_order_acquire);
+    if (next == nullptr) return nullptr;
+    set_head(next);  // step over the stub, as pop() would
+    return next;
   }
 
   // for_each_queued: calls f(node) for every node still queued, oldest first. Nodes

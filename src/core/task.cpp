@@ -13,7 +13,6 @@
 namespace tether {
 namespace {
 
-TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
 TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
 TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
@@ -25,7 +24,11 @@ ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
 
 }  // namespace
 
-Task* Task::current() noexcept { return t_current_task; }
+namespace task_detail {
+TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
+}  // namespace task_detail
+
+Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
@@ -50,8 +53,6 @@ Scope& Task::scope_for_spawn() {
   return *scope_;
 }
 
-CurrentTask::CurrentTask(Task& task) noexcept : previous_(t_current_task) { t_current_task = &task; }
-CurrentTask::~CurrentTask() { t_current_task = previous_; }
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/hot_tls.h"
 #include "tether/tether.h"
 
 namespace tether {
@@ -76,11 +77,18 @@ class Task {
   std::shared_ptr<Scope> lazy_scope_;
 };
 
+namespace task_detail {
+extern TETHER_HOT_TLS thread_local Task* t_current_task;  // see Task::current
+}  // namespace task_detail
+
 // CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
+// Inline: it wraps every callback.
 class CurrentTask {
  public:
-  explicit CurrentTask(Task& task) noexcept;
-  ~CurrentTask();
+  explicit CurrentTask(Task& task) noexcept : previous_(task_detail::t_current_task) {
+    task_detail::t_current_task = &task;
+  }
+  ~CurrentTask() { task_detail::t_current_task = previous_; }
   CurrentTask(const CurrentTask&) = delete;
   CurrentTask& operator=(const CurrentTask&) = delete;
 
@@ -106,6 +114,7 @@ template <class Invoke>
   } catch (...) {
     return exception_error(task);
   }
+  if (rc == TETHER_OK && !task.failure()) return nullptr;  // the common case, inline
   try {
     return task_outcome(task, rc);
   } catch (...) {  // only bad_alloc is possible: keep "it failed" rather than lose it

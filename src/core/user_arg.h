@@ -32,6 +32,7 @@ class UserArg {
   ~UserArg() { reset(); }
 
   [[nodiscard]] void* get() const noexcept { return arg_; }
+  [[nodiscard]] tether_drop_fn drop_fn() const noexcept { return drop_; }
 
   // reset: drops the value now (once) and leaves this empty.
   void reset() noexcept {

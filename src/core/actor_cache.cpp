@@ -1,0 +1,139 @@
+#include "core/actor_cache.h"
+
+#include <new>
+#include <utility>
+
+#include "core/actor.h"
+
+namespace tether::actor_cache {
+
+namespace detail {
+TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
+}  // namespace detail
+
+namespace {
+
+constexpr size_t kEntries = 4;
+
+struct Entry {
+  uint64_t id = 0;  // 0: empty
+  std::shared_ptr<Actor> actor;
+  std::unique_ptr<Actor::Sender> sender;  // null: this actor takes no fast calls from here
+
+  Entry() = default;
+  Entry(uint64_t i, std::shared_ptr<Actor> a, std::unique_ptr<Actor::Sender> s) noexcept
+      : id(i), actor(std::move(a)), sender(std::move(s)) {}
+  // Moves leave an empty entry behind; the target must be empty (nothing is closed here).
+  Entry(Entry&& o) noexcept : id(std::exchange(o.id, 0)), actor(std::move(o.actor)), sender(std::move(o.sender)) {}
+  Entry& operator=(Entry&& o) noexcept {
+    id = std::exchange(o.id, 0);
+    actor = std::move(o.actor);
+    sender = std::move(o.sender);
+    return *this;
+  }
+
+  // close: gives the lease back, then lets go of the actor (possibly its last reference:
+  // its destructor may run user drops, so the caller calls this only once the cache no
+  // longer depends on the entry).
+  void close() noexcept {
+    if (sender) actor->close_sender(std::move(sender));
+    actor.reset();
+    id = 0;
+  }
+};
+
+using detail::Hot;
+using detail::t_hot;
+
+// Set once this thread's cache is destroyed: a call from a later thread-local destructor
+// takes the general path without touching it.
+TETHER_HOT_TLS thread_local bool t_cache_gone = false;
+
+struct Cache {
+  Entry entries[kEntries];  // most recently used first
+
+  void sync_hot() noexcept {
+    const Entry& e = entries[0];
+    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+  }
+
+  ~Cache() {
+    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
+    t_cache_gone = true;
+    for (Entry& e : entries) {
+      if (in_forked_child()) {
+        // Nothing of the parent's may run here: keep the references forever.
+        new Entry(std::move(e));
+        continue;
+      }
+      Entry gone = std::move(e);
+      gone.close();
+    }
+  }
+};
+
+thread_local Cache t_cache;  // touched on the slow paths only (it has a destructor)
+
+Entry* find(Cache& c, uint64_t id) noexcept {
+  if (id == 0) return nullptr;  // the null handle; also what empty entries hold
+  for (Entry& e : c.entries) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+// Closes an entry when the function that moved it here returns, after every use of the
+// cache (closing may run user code that calls back in).
+struct Closing {
+  Entry entry;
+  ~Closing() { entry.close(); }
+};
+
+}  // namespace
+
+void forget_released(uint64_t id) noexcept {
+  const Hot& h = t_hot;
+  if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
+}
+
+bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
+  if (id == 0 || in_forked_child() || t_cache_gone) return false;
+  Cache& c = t_cache;
+  Closing evicted;
+  Entry* e = find(c, id);
+  if (e == nullptr) {
+    std::unique_ptr<Actor::Sender> sender;
+    try {
+      sender = actor->open_sender();
+    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
+    }
+    evicted.entry = std::move(c.entries[kEntries - 1]);
+    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
+    c.entries[0] = Entry{id, actor, std::move(sender)};
+  } else {
+    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
+    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
+      try {
+        c.entries[0].sender = actor->open_sender();
+      } catch (const std::bad_alloc&) {
+      }
+    }
+  }
+  c.sync_hot();
+  Entry& first = c.entries[0];
+  if (!first.sender) return false;
+  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
+  (void)arg.release();  // the call owns it now
+  return true;
+}
+
+void forget(uint64_t id) noexcept {
+  if (t_cache_gone) return;
+  Cache& c = t_cache;
+  Entry* e = find(c, id);
+  if (e == nullptr) return;
+  Closing gone{std::move(*e)};
+  if (e == &c.entries[0]) c.sync_hot();
+}
+
+}  // namespace tether::actor_cache

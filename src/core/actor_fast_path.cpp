@@ -1,0 +1,112 @@
+// The actor's fire-and-forget fast path: a call made without a future, to the default
+// thread, on an actor with an unbounded mailbox, by a thread holding a Sender. Beside the
+// general path (Actor::call, a MethodCall in the lane's mailbox), not instead of it.
+//
+// What it saves per call: the producer writes its own tally and its own ring (no atomic
+// read-modify-write, no shared cache line but the published count the consumer reads);
+// the default thread runs the call from the ring entry and counts it in fields only it
+// writes. The lifetime and stop rules are the class comment's in actor.h.
+#include "core/actor.h"
+#include "core/asymmetric_fence.h"
+#include "core/call_outcome.h"
+#include "core/status_error.h"
+
+namespace tether {
+
+std::unique_ptr<Actor::Sender> Actor::open_sender() {
+  if (ledger_.capacity() != 0 || default_lane_->thread_count() > 1) return nullptr;
+  CallRing* ring = default_lane_->lease_ring();
+  if (ring == nullptr) return nullptr;
+  try {
+    auto sender = std::make_unique<Sender>();
+    sender->ring = ring;
+    ledger_.add_tally(&sender->tally);
+    return sender;
+  } catch (...) {
+    Lane::end_lease(*ring);
+    throw;
+  }
+}
+
+void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
+  ledger_.remove_tally(&sender->tally);  // what it admitted stays counted
+  Lane::end_lease(*sender->ring);
+}
+
+bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  // Released, or DEAD: the general path explains.
+  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
+  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
+  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  light_fence();        // ... for real: pairs with start_stop's heavy_fence
+  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+    unaccept_fast(sender);
+    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+  }
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
+  return true;
+}
+
+void Actor::unaccept_fast(Sender& sender) noexcept {
+  sender.tally.add(-1);  // it never counted
+  finish_if_idle();
+}
+
+void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
+  ledger_.fast_left();
+  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
+    fail_dead_fast(call);
+    settle_fast();
+    return;
+  }
+  Task task(nullptr, lane.name(), /*is_target=*/true, origin());
+  ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
+  if (call.drop != nullptr) call.drop(call.arg);
+  if (err || task.lazy_scope()) [[unlikely]] {
+    finish_fast(task, std::move(err));
+    return;
+  }
+  ledger_.fast_succeeded();
+  settle_fast();
+}
+
+void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
+  if (task.lazy_scope()) {  // nested threads run on: the call settles when they are done
+    settle_after_nested(task, std::move(err), ledger_, shared_from_this());
+    settle_when_done(task.lazy_scope().get());
+    return;
+  }
+  ledger_.fire_and_forget_failed(std::move(err));
+  settle_fast();
+}
+
+void Actor::fail_dead_fast(const FastCall& call) noexcept {
+  // Queued before the constructor failed (or before a stop cancelled it): never runs,
+  // and the failure is counted and kept like any other.
+  ErrorPtr dead;
+  try {
+    dead = dead_error();
+  } catch (...) {
+  }
+  if (call.drop != nullptr) call.drop(call.arg);
+  if (dead) {
+    ledger_.fire_and_forget_failed(std::move(dead));
+  } else {
+    ledger_.failed();
+  }
+}
+
+void Actor::cancel_fast(const FastCall& call) noexcept {
+  ledger_.leave();
+  ledger_.cancelled();
+  if (call.drop != nullptr) call.drop(call.arg);
+  settle();  // a canceller's thread: the shared counter
+}
+
+void Actor::settle_fast() noexcept {
+  fast_settled_.store(fast_settled_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
+  if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
+}
+
+}  // namespace tether

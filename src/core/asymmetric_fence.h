@@ -1,0 +1,43 @@
+// Asymmetric fences: a full barrier split between a hot side that runs on every call and
+// a cold side that runs rarely (a stop, a canceller, a thread about to park).
+//
+// The pattern they serve is Dekker's: one thread stores A then loads B, another stores B
+// then loads A, and at least one must see the other's store. Normally both sides need a
+// full fence (on x86 a locked instruction that waits for the store buffer to drain, ~25 ns
+// when the stores before it miss the cache). Here the hot side executes light_fence(),
+// which is only a compiler barrier, and the cold side heavy_fence(), which makes every
+// running thread of the process execute a full barrier (Linux membarrier, PRIVATE_EXPEDITED,
+// as liburcu's memb flavour and folly's asymmetric barriers do). Either the hot thread's
+// store was before that barrier, and is visible to the cold side's later load, or its
+// load comes after it, and sees the cold side's earlier store.
+//
+// Where membarrier is missing (old kernels, some sandboxes), light_fence() is a real full
+// fence and heavy_fence() too: slower, still correct.
+//
+// Rule for users: every light_fence() pairs with a heavy_fence() on the other side of the
+// same Dekker pair; say which one where it is used.
+#pragma once
+
+#include <atomic>
+
+namespace tether {
+
+namespace fence_detail {
+extern const bool g_membarrier;  // registered for PRIVATE_EXPEDITED when the library loaded
+void full_fence() noexcept;      // a real full fence (out of line: see asymmetric_fence.cpp)
+}  // namespace fence_detail
+
+// light_fence: the hot side. Orders this thread's earlier stores before its later loads
+// against a concurrent heavy_fence().
+inline void light_fence() noexcept {
+  if (fence_detail::g_membarrier) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
+  } else {
+    fence_detail::full_fence();
+  }
+}
+
+// heavy_fence: the cold side; a system call (a few microseconds) when membarrier is used.
+void heavy_fence() noexcept;
+
+}  // namespace tether

@@ -1,0 +1,180 @@
+// The fire-and-forget fast path (src/core/actor_fast_path.cpp): what it must keep of the
+// general path's semantics — order across producer threads whatever queue each one's
+// calls take, a handle released while another thread has the actor cached, the queued
+// count, and the destructor waiting for a call's nested threads.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "actors_support.h"
+
+using namespace at;
+
+namespace {
+
+// ActorOrder: the tags calls append, touched only by the actor's default thread until a
+// final call's future is waited on.
+struct ActorOrder {
+  std::vector<uint32_t> seen;
+};
+
+MethodFn append(ActorOrder &order, uint32_t tag) {
+  return [&order, tag](tether_task *, void *) {
+    order.seen.push_back(tag);
+    return static_cast<tether_status>(TETHER_OK);
+  };
+}
+
+}  // namespace
+
+// Six producer threads, more than the rings a lane lends, take turns: each makes a run of
+// fire-and-forget calls, then opens the next one's gate. A turn starts after the previous
+// turn's calls returned (the gate orders them), so the actor runs the runs in turn order,
+// whether a producer's calls went through a ring of its own or through the mailbox.
+TEST(FastPath, CallsOrderedAcrossProducerThreads) {
+  constexpr size_t kThreads = 6;
+  const size_t rounds = scaled(40);
+  constexpr size_t kRun = 50;
+  ActorOrder order;
+  ActorState st;
+  Counter drops;
+  std::vector<Gate> turn(kThreads * rounds + 1);  // turn t lets thread t % kThreads go
+  std::atomic<int> failures{0};
+  const tether_actor_options o = actor_options("ordered-producers");
+  Actor a;
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  std::vector<std::thread> producers;
+  for (size_t i = 0; i < kThreads; ++i) {
+    producers.emplace_back([&, i] {
+      for (size_t r = 0; r < rounds; ++r) {
+        const size_t t = r * kThreads + i;
+        if (!turn[t].wait_for(kLong)) {
+          failures.fetch_add(1);
+          return;
+        }
+        for (size_t j = 0; j < kRun; ++j) {
+          if (call(a.get(), nullptr, append(order, static_cast<uint32_t>(t * kRun + j)), &drops, nullptr) != TETHER_OK) {
+            failures.fetch_add(1);
+          }
+        }
+        turn[t + 1].set();
+      }
+    });
+  }
+  turn[0].set();
+  const bool all_turns = turn.back().wait_for(kLong);
+  if (!all_turns) {
+    for (Gate &g : turn) g.set();  // let every producer finish before the join
+  }
+  for (std::thread &p : producers) p.join();
+  ASSERT_TRUE(all_turns);
+  ASSERT_EQ(0, failures.load());
+  Future last;
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [](tether_task *, void *) { return TETHER_OK; }, nullptr, last.out()));
+  ASSERT_EQ(TETHER_SUCCEEDED, last.outcome());
+  const size_t n = kThreads * rounds * kRun;
+  ASSERT_EQ(n, order.seen.size());
+  size_t out_of_order = 0;
+  for (size_t k = 0; k < n; ++k) out_of_order += order.seen[k] != k;
+  EXPECT_EQ(0u, out_of_order);
+  EXPECT_EQ(static_cast<int>(n), drops.get());
+  EXPECT_EQ(TETHER_OK, a.release());
+  EXPECT_EQ(1, st.dtors.get());
+}
+
+// A thread that called an actor keeps it cached; once another thread released the
+// handle, the next call is TETHER_E_INVALID_HANDLE with its arg dropped once.
+TEST(FastPath, HandleReleasedWhileAnotherThreadHasItCached) {
+  ActorState st;
+  Counter ran, first_drops, late_drops;
+  Gate cached, released;
+  tether_status late = TETHER_OK;
+  const tether_actor_options o = actor_options("cached-release");
+  Actor a;
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  const tether_actor handle = a.get();
+  std::thread caller([&] {
+    for (int i = 0; i < 3; ++i) {
+      (void)call(handle, nullptr, [&](tether_task *, void *) {
+        ran.add();
+        return TETHER_OK;
+      }, &first_drops, nullptr);
+    }
+    cached.set();
+    if (!released.wait_for(kLong)) return;
+    late = call(handle, nullptr, [](tether_task *, void *) { return TETHER_OK; }, &late_drops, nullptr);
+  });
+  ASSERT_TRUE(cached.wait_for(kLong));
+  EXPECT_EQ(TETHER_OK, a.release()) << "DRAIN: the cached thread's calls ran first";
+  EXPECT_EQ(3, ran.get());
+  EXPECT_EQ(3, first_drops.get());
+  EXPECT_EQ(1, st.dtors.get());
+  released.set();
+  caller.join();
+  EXPECT_EQ(TETHER_E_INVALID_HANDLE, late);
+  EXPECT_EQ(1, late_drops.get());
+}
+
+// Fire-and-forget calls queued behind a blocked method count as queued, then as
+// completed once they ran.
+TEST(FastPath, QueuedAndCompletedCountFireAndForgetCalls) {
+  ActorState st;
+  Gate entered, go;
+  Counter drops;
+  const tether_actor_options o = actor_options("ff-stats");
+  Actor a;
+  a.open_on_exit({&go});
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  Future blocker;
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *, void *) -> tether_status {
+              entered.set();
+              return go.wait_for(kLong) ? TETHER_OK : 1;
+            }, nullptr, blocker.out()));
+  ASSERT_TRUE(entered.wait_for(kLong));
+  const uint64_t completed_before = actor_stats(a.get()).completed;
+  constexpr int kCalls = 7;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [](tether_task *, void *) { return TETHER_OK; }, &drops, nullptr));
+  }
+  EXPECT_EQ(static_cast<uint64_t>(kCalls), actor_stats(a.get()).queued);
+  go.set();
+  ASSERT_EQ(TETHER_SUCCEEDED, blocker.outcome());
+  Future last;
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [](tether_task *, void *) { return TETHER_OK; }, nullptr, last.out()));
+  ASSERT_EQ(TETHER_SUCCEEDED, last.outcome());
+  const tether_actor_stats after = actor_stats(a.get());
+  EXPECT_EQ(0u, after.queued);
+  EXPECT_EQ(completed_before + kCalls + 2, after.completed) << "the blocker, the calls, the last one";
+  EXPECT_EQ(kCalls, drops.get());
+  EXPECT_EQ(TETHER_OK, a.release());
+}
+
+// A fire-and-forget call that spawned a nested thread is not done until that thread is:
+// the destructor waits for it.
+TEST(FastPath, DestructorWaitsForNestedThreadsOfAFireAndForgetCall) {
+  ActorState st;
+  Gate spawned, go;
+  Counter nested_done;
+  const tether_actor_options o = actor_options("ff-nested-wait");
+  Actor a;
+  a.open_on_exit({&go});
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *t, void *) {
+              const tether_status rc = spawn(t, "ff-nested", [&](tether_task *) -> tether_status {
+                const bool opened = go.wait_for(kLong);
+                nested_done.add();
+                return opened ? TETHER_OK : 1;
+              }, nullptr);
+              spawned.set();
+              return rc;
+            }, nullptr, nullptr));
+  ASSERT_TRUE(spawned.wait_for(kLong));
+  EXPECT_EQ(TETHER_E_TIMEOUT, tether_actor_stop(a.get(), TETHER_STOP_DRAIN, kShortNs));
+  EXPECT_EQ(0, st.dtors.get()) << "the nested thread still runs";
+  go.set();
+  EXPECT_EQ(TETHER_OK, tether_actor_stop(a.get(), TETHER_STOP_DRAIN, kLongNs));
+  EXPECT_EQ(1, nested_done.get());
+  EXPECT_EQ(1, st.dtors.get());
+  EXPECT_EQ(0u, actor_stats(a.get()).failed);
+  EXPECT_EQ(TETHER_OK, a.release());
+}
