@@ -24,6 +24,8 @@
 
 #include <tether/tether.h>
 
+#include "check.h"
+
 #include <benchmark/benchmark.h>
 
 #ifdef TETHER_BENCH_HAVE_ASIO
@@ -49,17 +51,7 @@
 
 namespace {
 
-// Check aborts the benchmark with a message when a tether call does not return `want`.
-// A benchmark that silently measures a failing call would report a meaningless figure.
-void Check(tether_status got, tether_status want, const char *what) {
-  if (got != want) {
-    char detail[256];
-    tether_last_error_message(detail, sizeof detail);
-    std::fprintf(stderr, "actor_bench: %s returned %s (wanted %s): %s\n", what, tether_status_name(got),
-                 tether_status_name(want), detail);
-    std::abort();
-  }
-}
+using tether_bench::Check;
 
 constexpr int64_t kFireAndForgetCalls = 1'000'000;  // per iteration, split between producers
 constexpr int64_t kFutureBatch = 10'000;            // calls with a future per iteration

@@ -17,6 +17,8 @@
 // throughput at least 2x. bench/README.md holds the figures.
 #include <tether/tether.h>
 
+#include "check.h"
+
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -27,15 +29,7 @@
 
 namespace {
 
-void Check(tether_status got, tether_status want, const char *what) {
-  if (got != want) {
-    char detail[256];
-    tether_last_error_message(detail, sizeof detail);
-    std::fprintf(stderr, "graph_bench: %s returned %s (wanted %s): %s\n", what, tether_status_name(got),
-                 tether_status_name(want), detail);
-    std::abort();
-  }
-}
+using tether_bench::Check;
 
 constexpr int64_t kWaitForever = -1;
 constexpr size_t kCapacity = 8;

@@ -15,6 +15,8 @@
 
 #include <tether/tether.h>
 
+#include "check.h"
+
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
@@ -46,17 +48,7 @@ int64_t NowNs() {
       .count();
 }
 
-// Check aborts the benchmark with a message when a tether call does not return `want`.
-// A benchmark that silently measures a failing call would report a meaningless figure.
-void Check(tether_status got, tether_status want, const char *what) {
-  if (got != want) {
-    char detail[256];
-    tether_last_error_message(detail, sizeof detail);
-    std::fprintf(stderr, "runner_bench: %s returned %s (wanted %s): %s\n", what,
-                 tether_status_name(got), tether_status_name(want), detail);
-    std::abort();
-  }
-}
+using tether_bench::Check;
 
 // ---------------------------------------------------------------------------------------
 // BaselineScope: the hand-written scope the baselines use. One mutex guards everything;
