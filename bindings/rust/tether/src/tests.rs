@@ -19,6 +19,29 @@ pub(crate) fn os_thread_name() -> Option<String> {
 
 pub(crate) const T: Duration = Duration::from_secs(30);
 
+/// block_on: polls an async value on this thread until it is ready (a test's executor: the
+/// waker unparks the thread; each park is bounded, and the whole wait by `T`).
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let mut f = std::pin::pin!(f);
+    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let deadline = Instant::now() + T;
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never completed");
+        thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
 /// Stress sizes are divided by TETHER_TEST_SCALE (the project's convention: 20 under
 /// valgrind, 10 under TSan, 4 under ASan; default 1).
 pub(crate) fn scaled(n: usize) -> usize {
@@ -542,26 +565,6 @@ fn executor_fire_and_forget_errors_are_kept() {
 
 #[test]
 fn a_future_can_be_awaited() {
-    use std::task::{Context, Poll, Wake, Waker};
-    struct Unpark(thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        let waker = Waker::from(Arc::new(Unpark(thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        let deadline = Instant::now() + T;
-        loop {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-            assert!(Instant::now() < deadline, "future never completed");
-            thread::park_timeout(Duration::from_millis(100));
-        }
-    }
     let exec = Executor::new(&ExecutorOptions::new()).unwrap();
     let slow = exec
         .submit(|| {

@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use crate::tests::{os_thread_name, scaled, DropCount, T};
+use crate::tests::{block_on, os_thread_name, scaled, DropCount, T};
 use crate::*;
 
 thread_local! {
@@ -641,26 +641,6 @@ fn a_non_send_state_is_used_by_nodes() {
 
 #[test]
 fn an_execution_can_be_awaited() {
-    use std::task::{Context, Poll, Wake, Waker};
-    struct Unpark(thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        let waker = Waker::from(Arc::new(Unpark(thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        let deadline = Instant::now() + T;
-        loop {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-            assert!(Instant::now() < deadline, "execution never completed");
-            thread::park_timeout(Duration::from_millis(100));
-        }
-    }
     let a = worker("async", 0);
     let mut g = Graph::<String>::new().unwrap();
     let len = g.node(&a, g.input(), |_, s| s.len()).unwrap();
