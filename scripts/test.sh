@@ -3,8 +3,9 @@
 # ThreadSanitizer, under valgrind memcheck, and in the plain debug build, which also runs
 # the Rust and Go bindings' suites (cargo test, valgrind over the Rust tests, go vet,
 # go test -race) and checks the exported symbols, the install tree and the examples.
+# Then every part in scripts/test.d/ (one file per area, run in name order).
 # README command 2.
-# Ends with ctest's summary of the plain build; any failure stops it with a non-zero exit.
+# Any failure stops it with a non-zero exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
@@ -18,3 +19,11 @@ for preset in asan tsan valgrind default; do
   cmake --build --preset "$preset"
   ctest --preset "$preset" -j "$jobs"
 done
+
+# Each part is a bash script sourced in a subshell, so it may `set` what it likes.
+for part in scripts/test.d/*.sh; do
+  [ -e "$part" ] || continue
+  echo "== tether tests: $(basename "$part" .sh) =="
+  (. "$part")
+done
+echo "== tether tests: all passed =="
