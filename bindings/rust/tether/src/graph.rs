@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -485,8 +486,9 @@ static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
 /// own); they may be dropped on any thread.
 ///
 /// Editing or compiling needs `&mut Graph`; while a [`Compiled`] made from it is alive the
-/// graph cannot change (TETHER_E_WRONG_STATE) and a second compile fails with
-/// TETHER_E_THREAD_BUSY. Dropping the graph leaves its compiled graphs working.
+/// graph cannot change and a second compile of it fails (both TETHER_E_WRONG_STATE).
+/// Dropping the graph leaves its compiled graphs working. Its errors name `graph` as their
+/// [`origin`](Error::origin), those of its executions `compiled graph`.
 ///
 /// # What the compiler refuses
 ///
@@ -575,9 +577,10 @@ impl<In> std::fmt::Debug for Graph<In> {
 impl<In: Send + Sync + 'static> Graph<In> {
     /// An empty graph.
     pub fn new() -> Result<Graph<In>, Error> {
+        crate::check_version()?;
         let mut handle = sys::tether_graph { id: 0 };
         // SAFETY: out-pointer to a local.
-        Error::check(unsafe { sys::tether_graph_create(&mut handle) })?;
+        Error::check(unsafe { sys::tether_graph_create(&mut handle) }).map_err(in_graph)?;
         Ok(Graph {
             handle,
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
@@ -669,6 +672,16 @@ impl<In: Send + Sync + 'static> Graph<In> {
         T: Send + Sync + 'static,
         G: RawNode<T>,
     {
+        self.add_raw(host, inputs, g).map_err(in_graph)
+    }
+
+    fn add_raw<H, I, T, G>(&mut self, host: &H, inputs: I, g: G) -> Result<Node<T>, Error>
+    where
+        H: NodeHost,
+        I: Inputs,
+        T: Send + Sync + 'static,
+        G: RawNode<T>,
+    {
         // Checked before anything is added: an edge from another graph's node would feed
         // a value of another type (and the edges go in after the node).
         let edges = inputs.edges();
@@ -718,6 +731,14 @@ impl<In: Send + Sync + 'static> Graph<In> {
         options: &CompileOptions,
         outputs: O,
     ) -> Result<Compiled<In, O::Values>, Error> {
+        self.compile_raw(options, outputs).map_err(in_graph)
+    }
+
+    fn compile_raw<O: Outputs>(
+        &mut self,
+        options: &CompileOptions,
+        outputs: O,
+    ) -> Result<Compiled<In, O::Values>, Error> {
         let mut indices = Vec::new();
         for (graph, index) in outputs.nodes() {
             if graph != self.id {
@@ -760,6 +781,7 @@ impl<In: Send + Sync + 'static> Graph<In> {
         }
         Ok(Compiled {
             handle,
+            origin: Some(Arc::from("compiled graph")),
             outputs: indices.len(),
             take: take_outputs::<O>,
             _t: PhantomData,
@@ -772,8 +794,13 @@ impl<In: Send + Sync + 'static> Graph<In> {
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases the handle.
         unsafe { sys::tether_graph_error(self.handle, &mut e) };
-        (e.id != 0).then(|| Error::from_handle(e))
+        (e.id != 0).then(|| in_graph(Error::from_handle(e)))
     }
+}
+
+/// Names `graph` as the error's origin (graph errors are rare: the text is made then).
+fn in_graph(e: Error) -> Error {
+    e.at(&Some(Arc::from("graph")))
 }
 
 impl<In> Drop for Graph<In> {
@@ -813,6 +840,8 @@ type TakeFn<Out> = unsafe fn(&[*mut c_void]) -> Result<Out, Error>;
 /// still dropped exactly once, as the steps drain.
 pub struct Compiled<In, Out> {
     handle: sys::tether_compiled,
+    // `compiled graph`, shared with the executions' futures.
+    origin: Option<Arc<str>>,
     outputs: usize,
     take: TakeFn<Out>,
     // fn(In) -> Out: a Compiled holds neither; In goes in (Send, Sync), Out comes out
@@ -847,9 +876,9 @@ impl<In: Send + Sync + 'static, Out> Compiled<In, Out> {
                 ),
             }
         };
-        Error::check(st)?;
+        Error::check(st).map_err(|e| e.at(&self.origin))?;
         Ok(Execution {
-            future: Future::from_handle(f),
+            future: Future::from_handle(f, self.origin.clone()),
             taken: AtomicBool::new(false),
             outputs: self.outputs,
             take: self.take,
@@ -927,7 +956,8 @@ impl<Out> Execution<Out> {
     /// Waits without limit, then moves the outputs out, or returns the error.
     pub fn wait(self) -> Result<Out, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_future_wait(self.future.raw(), -1) })?;
+        Error::check(unsafe { sys::tether_future_wait(self.future.raw(), -1) })
+            .map_err(|e| e.at(self.future.origin()))?;
         self.outcome()
     }
 
@@ -938,7 +968,8 @@ impl<Out> Execution<Out> {
         // SAFETY: plain call on our handle.
         Error::check(unsafe {
             sys::tether_future_wait(self.future.raw(), timeout_ns(Some(timeout)))
-        })?;
+        })
+        .map_err(|e| e.at(self.future.origin()))?;
         self.outcome()
     }
 
@@ -950,8 +981,12 @@ impl<Out> Execution<Out> {
         self.future.on_done(f)
     }
 
-    /// The outcome of an ended execution.
+    /// The outcome of an ended execution; errors name `compiled graph`.
     fn outcome(&self) -> Result<Out, Error> {
+        self.outcome_raw().map_err(|e| e.at(self.future.origin()))
+    }
+
+    fn outcome_raw(&self) -> Result<Out, Error> {
         if self.future.state_now() != State::Succeeded {
             return Err(self.future.failure());
         }

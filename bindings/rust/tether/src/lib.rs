@@ -32,11 +32,15 @@
 //!     scope.spawn("nested", |_| -> Result<(), String> { panic!("nested thread died") })?;
 //!     Ok::<_, tether::Error>(())
 //! }).unwrap();
-//! assert_eq!(runner.join(Some(Duration::from_secs(5))).unwrap(), State::Failed);
-//! let err = runner.error().unwrap();
-//! assert!(err.is_panic());
-//! assert_eq!(err.message(), "nested thread died");
+//! let err = runner.join_timeout(Duration::from_secs(5)).unwrap_err();
+//! assert_eq!(err.kind(), tether::ErrorKind::Panic);
+//! assert_eq!((err.thread_name(), err.message()), ("nested", "nested thread died"));
+//! assert_eq!(runner.poll(), State::Failed);
 //! ```
+//!
+//! The library's version is checked against the one this crate was written for when the
+//! first runner, executor, actor or graph is made: a mismatch is an error (see
+//! [`check_version`]), never a crash.
 //!
 //! # What the compiler refuses
 //!
@@ -107,6 +111,7 @@ mod error;
 mod executor;
 mod ffi;
 mod graph;
+mod join;
 mod runner;
 mod util;
 
@@ -115,12 +120,13 @@ pub use tether_sys as sys;
 pub use actor::{
     Actor, ActorOptions, ActorState, Exclusive, Group, GroupedActor, Shared, StopMode,
 };
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
 pub use graph::{
     CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs,
 };
-pub use runner::{Runner, RunnerOptions, Scope};
+pub use join::JoinHandle;
+pub use runner::{Join, Runner, RunnerOptions, Scope};
 
 /// The state of a runner, a future or an actor call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,6 +168,43 @@ pub fn version() -> &'static str {
         .unwrap_or("")
 }
 
+/// Checks, once per process, that the loaded library can serve this crate: the same major
+/// version as the header `tether-sys` declares, and at least its minor version (the
+/// functions it calls exist). A shared library upgraded or downgraded under a binary is
+/// where this fails; the bundled build always matches. Runners, executors, actors and
+/// graphs call it before they are made, so a mismatch is an error of kind `WrongState`
+/// that names both versions, not a crash.
+///
+/// ```
+/// tether::check_version().unwrap();
+/// ```
+pub fn check_version() -> Result<(), Error> {
+    static CHECKED: std::sync::OnceLock<Result<(), Error>> = std::sync::OnceLock::new();
+    // SAFETY: never fails (header section 1).
+    CHECKED
+        .get_or_init(|| compatible(sys::TETHER_VERSION, unsafe { sys::tether_version() }))
+        .clone()
+}
+
+/// The rule of [`check_version`] for a header version `declared` and a library version
+/// `loaded`, both `major << 16 | minor << 8 | patch`.
+pub(crate) fn compatible(declared: u32, loaded: u32) -> Result<(), Error> {
+    let text = |v: u32| format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff);
+    if loaded >> 16 == declared >> 16 && (loaded >> 8) >= (declared >> 8) {
+        return Ok(());
+    }
+    Err(Error::new(
+        sys::TETHER_E_WRONG_STATE,
+        format!(
+            "the loaded libtether is version {}, but this crate was written for the {} header: \
+             it needs the same major version and at least the same minor version \
+             (install a matching libtether, or build with the `bundled` feature)",
+            text(loaded),
+            text(declared)
+        ),
+    ))
+}
+
 /// How many threads the library created and has not yet joined (a testing aid).
 pub fn unjoined_threads() -> usize {
     // SAFETY: never fails.
@@ -172,3 +215,5 @@ pub fn unjoined_threads() -> usize {
 mod tests;
 #[cfg(test)]
 mod tests_graph;
+#[cfg(test)]
+mod tests_idiom;
