@@ -211,6 +211,11 @@ pub fn unjoined_threads() -> usize {
     unsafe { sys::tether_debug_unjoined_threads() }
 }
 
+/// Every Rust snippet of the binding's README, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeSnippets;
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
