@@ -40,7 +40,10 @@ fn main() {
     let (lib_dirs, include) = match env::var("TETHER_LIB_DIR") {
         Ok(dir) if !dir.is_empty() => {
             link_shared(&[PathBuf::from(&dir)]);
-            (vec![PathBuf::from(dir)], find_include(Vec::new(), &bundled_include))
+            (
+                vec![PathBuf::from(dir)],
+                find_include(Vec::new(), &bundled_include),
+            )
         }
         _ if env::var_os("CARGO_FEATURE_BUNDLED").is_some() => {
             build_bundled(&manifest.join("core"));
@@ -173,13 +176,26 @@ fn build_bundled(core: &Path) {
 
     let mut key = Fnv::new();
     key.add(cxx.as_bytes());
-    key.add(&Command::new(&cxx).arg("--version").output().map(|o| o.stdout).unwrap_or_default());
+    key.add(
+        &Command::new(&cxx)
+            .arg("--version")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default(),
+    );
     for f in &flags[..flags.len() - 2] {
         key.add(f.as_bytes()); // the two -I paths differ by checkout, the contents do not
     }
     for f in &inputs {
-        key.add(f.strip_prefix(core).unwrap_or(f).to_string_lossy().as_bytes());
-        key.add(&fs::read(f).unwrap_or_else(|e| panic!("tether-sys: reading {}: {e}", f.display())));
+        key.add(
+            f.strip_prefix(core)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        key.add(
+            &fs::read(f).unwrap_or_else(|e| panic!("tether-sys: reading {}: {e}", f.display())),
+        );
     }
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     let cache_root = out_dir.parent().and_then(Path::parent).unwrap_or(&out_dir);
@@ -218,7 +234,8 @@ fn collect(dir: &Path, target: &str, sources: &mut Vec<PathBuf>, inputs: &mut Ve
     } else {
         &["win32", "windows"]
     };
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("tether-sys: {}: {e}", dir.display()));
+    let entries =
+        fs::read_dir(dir).unwrap_or_else(|e| panic!("tether-sys: {}: {e}", dir.display()));
     for entry in entries {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -237,18 +254,32 @@ fn collect(dir: &Path, target: &str, sources: &mut Vec<PathBuf>, inputs: &mut Ve
 
 /// Compiles `sources` in parallel (cargo's NUM_JOBS workers) and archives them as
 /// `cache/libtether.a`, building in a temporary sibling renamed into place at the end.
-fn compile_into(cache: &Path, cxx: &str, ar: &str, flags: &[String], src: &Path, sources: &[PathBuf]) {
+fn compile_into(
+    cache: &Path,
+    cxx: &str,
+    ar: &str,
+    flags: &[String],
+    src: &Path,
+    sources: &[PathBuf],
+) {
     let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).unwrap_or_else(|e| panic!("tether-sys: {}: {e}", tmp.display()));
     let objects: Vec<PathBuf> = sources
         .iter()
         .map(|s| {
-            let rel = s.strip_prefix(src).unwrap().to_string_lossy().replace(['/', '\\'], "_");
+            let rel = s
+                .strip_prefix(src)
+                .unwrap()
+                .to_string_lossy()
+                .replace(['/', '\\'], "_");
             tmp.join(rel.replace(".cpp", ".o"))
         })
         .collect();
-    let jobs: usize = env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let jobs: usize = env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -282,7 +313,10 @@ fn compile_into(cache: &Path, cxx: &str, ar: &str, flags: &[String], src: &Path,
     });
     let failures = failures.into_inner().unwrap();
     if !failures.is_empty() {
-        panic!("tether-sys: compiling the bundled core failed:\n{}", failures.join("\n"));
+        panic!(
+            "tether-sys: compiling the bundled core failed:\n{}",
+            failures.join("\n")
+        );
     }
     let archive = tmp.join("libtether.a");
     let st = Command::new(ar)
@@ -295,7 +329,11 @@ fn compile_into(cache: &Path, cxx: &str, ar: &str, flags: &[String], src: &Path,
     if fs::rename(&tmp, cache).is_err() {
         // Another build renamed its identical archive into place first: use that one.
         let _ = fs::remove_dir_all(&tmp);
-        assert!(cache.join("libtether.a").is_file(), "tether-sys: cannot place {}", cache.display());
+        assert!(
+            cache.join("libtether.a").is_file(),
+            "tether-sys: cannot place {}",
+            cache.display()
+        );
     }
 }
 

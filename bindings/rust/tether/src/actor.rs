@@ -450,10 +450,15 @@ impl<S: 'static> Actor<S, Exclusive> {
         F: FnOnce(&mut S) + Send + 'static,
     {
         // SAFETY (of the &mut): see the comment on this impl.
-        call_tell(self.handle, std::ptr::null(), &self.origin, move |s: *mut S, _: &Scope| {
-            f(unsafe { &mut *s });
-            Ok(())
-        })
+        call_tell(
+            self.handle,
+            std::ptr::null(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| {
+                f(unsafe { &mut *s });
+                Ok(())
+            },
+        )
     }
 
     /// Like [`call`](Self::call), but on a full bounded mailbox waits up to `timeout` for
@@ -673,10 +678,15 @@ impl<S: Sync + 'static> Group<'_, S> {
         F: FnOnce(&S) + Send + 'static,
     {
         // SAFETY (of the &): as in `call`.
-        call_tell(self.actor.handle, self.name_ptr(), &self.origin, move |s: *mut S, _: &Scope| {
-            f(unsafe { &*s });
-            Ok(())
-        })
+        call_tell(
+            self.actor.handle,
+            self.name_ptr(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| {
+                f(unsafe { &*s });
+                Ok(())
+            },
+        )
     }
 
     /// [`call`](Self::call) waiting up to `timeout` for room in a bounded mailbox.
@@ -750,7 +760,9 @@ impl<S: 'static, A> Actor<S, A> {
     /// The kept errors of fire-and-forget calls (the first 64).
     pub fn errors(&self) -> Vec<Error> {
         // SAFETY: out-pointer given by kept_errors.
-        kept_errors(&self.origin, |i, out| unsafe { sys::tether_actor_error(self.handle, i, out) })
+        kept_errors(&self.origin, |i, out| unsafe {
+            sys::tether_actor_error(self.handle, i, out)
+        })
     }
 }
 

@@ -301,7 +301,11 @@ impl fmt::Display for Error {
             write!(f, " {} {origin}", if self.at_call { "at" } else { "in" })?;
         }
         if !self.thread_name.is_empty() {
-            let sep = if self.at_call && self.origin.is_some() { "," } else { "" };
+            let sep = if self.at_call && self.origin.is_some() {
+                ","
+            } else {
+                ""
+            };
             let word = if self.at_call { "from" } else { "on" };
             write!(f, "{sep} {word} thread {:?}", self.thread_name)?;
         }

@@ -145,7 +145,8 @@ impl Executor {
     /// Creates an executor and its thread.
     pub fn new(options: &ExecutorOptions) -> Result<Executor, Error> {
         crate::check_version()?;
-        let origin = crate::error::origin("executor", options.name.as_deref().unwrap_or("tether-exec"));
+        let origin =
+            crate::error::origin("executor", options.name.as_deref().unwrap_or("tether-exec"));
         let mut o = std::mem::MaybeUninit::<sys::tether_executor_options>::zeroed();
         // SAFETY: _init fills every field.
         let mut o = unsafe {
@@ -338,7 +339,9 @@ impl Executor {
     /// The kept errors of fire-and-forget tasks (the first 64).
     pub fn errors(&self) -> Vec<Error> {
         // SAFETY: out-pointer given by kept_errors.
-        kept_errors(&self.origin, |i, out| unsafe { sys::tether_executor_error(self.handle, i, out) })
+        kept_errors(&self.origin, |i, out| unsafe {
+            sys::tether_executor_error(self.handle, i, out)
+        })
     }
 }
 

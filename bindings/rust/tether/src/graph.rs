@@ -365,7 +365,10 @@ impl<S: Sync + 'static> NodeHost for Group<'_, S> {
 /// The type-erased form every node function takes inside the crate: the raw state, the
 /// raw inputs, the step's scope; `Err(message)` fails the execution with
 /// TETHER_E_TASK_FAILED.
-trait RawNode<T>: FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static {}
+trait RawNode<T>:
+    FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static
+{
+}
 impl<T, G> RawNode<T> for G where
     G: FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static
 {
@@ -609,12 +612,16 @@ impl<In: Send + Sync + 'static> Graph<In> {
         T: Send + Sync + 'static,
         F: for<'s, 'a> FnMut(H::Access<'s>, I::Refs<'a>) -> T + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], _: &Scope| {
-            // SAFETY: called only by node_trampoline with this node's state and inputs,
-            // whose types are those of `I` (edges added in I's order, from this graph).
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            Ok(f(unsafe { H::access(state) }, refs))
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], _: &Scope| {
+                // SAFETY: called only by node_trampoline with this node's state and inputs,
+                // whose types are those of `I` (edges added in I's order, from this graph).
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                Ok(f(unsafe { H::access(state) }, refs))
+            },
+        )
     }
 
     /// Like [`node`](Self::node), for a function that may fail: `Err(e)` fails that
@@ -632,11 +639,15 @@ impl<In: Send + Sync + 'static> Graph<In> {
         E: Display,
         F: for<'s, 'a> FnMut(H::Access<'s>, I::Refs<'a>) -> Result<T, E> + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], _: &Scope| {
-            // SAFETY: as in `node`.
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            f(unsafe { H::access(state) }, refs).map_err(|e| e.to_string())
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], _: &Scope| {
+                // SAFETY: as in `node`.
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                f(unsafe { H::access(state) }, refs).map_err(|e| e.to_string())
+            },
+        )
     }
 
     /// Like [`node`](Self::node), and `f` also gets the step's [`Scope`]:
@@ -657,11 +668,15 @@ impl<In: Send + Sync + 'static> Graph<In> {
         T: Send + Sync + 'static,
         F: for<'s, 'a, 'c> FnMut(H::Access<'s>, I::Refs<'a>, &'c Scope) -> T + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], scope: &Scope| {
-            // SAFETY: as in `node`.
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            Ok(f(unsafe { H::access(state) }, refs, scope))
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], scope: &Scope| {
+                // SAFETY: as in `node`.
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                Ok(f(unsafe { H::access(state) }, refs, scope))
+            },
+        )
     }
 
     /// Every node goes in through here: `g` is the node function in its raw form.

@@ -236,7 +236,8 @@ impl<T: Send + 'static> Runner<T> {
             }
         }
         crate::check_version()?;
-        let origin = crate::error::origin("runner", options.name.as_deref().unwrap_or("tether-run"));
+        let origin =
+            crate::error::origin("runner", options.name.as_deref().unwrap_or("tether-run"));
         let mut o = std::mem::MaybeUninit::<sys::tether_runner_options>::zeroed();
         // SAFETY: _init fills every field.
         let mut o = unsafe {

@@ -31,7 +31,11 @@ fn error_kind_has_one_variant_per_status_code() {
         assert_eq!(kind.code(), Some(code));
         assert!(seen.insert(kind), "{kind:?} twice");
         let name = format!("TETHER_E_{}", upper_snake(&format!("{kind:?}")));
-        assert_eq!(name, Error::status_name_of(code), "the variant's name is the code's");
+        assert_eq!(
+            name,
+            Error::status_name_of(code),
+            "the variant's name is the code's"
+        );
     }
     assert_eq!(ErrorKind::from_code(sys::TETHER_OK), ErrorKind::Unknown);
     assert_eq!(ErrorKind::from_code(1000), ErrorKind::Unknown);
@@ -49,10 +53,15 @@ fn a_call_error_names_the_actor_and_the_calling_thread() {
     assert_eq!(err.thread_name(), caller);
     let text = err.to_string();
     assert!(
-        text.starts_with(&format!(r#"TETHER_E_SHUTDOWN at actor "log", from thread "{caller}": "#)),
+        text.starts_with(&format!(
+            r#"TETHER_E_SHUTDOWN at actor "log", from thread "{caller}": "#
+        )),
         "{text}"
     );
-    assert_eq!(actor.tell(|_| ()).unwrap_err().origin(), Some(r#"actor "log""#));
+    assert_eq!(
+        actor.tell(|_| ()).unwrap_err().origin(),
+        Some(r#"actor "log""#)
+    );
 }
 
 #[test]
@@ -64,7 +73,10 @@ fn a_task_error_names_its_object_and_the_thread_it_failed_on() {
         .wait_timeout(T)
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Panic);
-    assert_eq!(err.to_string(), r#"TETHER_E_PANIC in actor "log" on thread "log": no space"#);
+    assert_eq!(
+        err.to_string(),
+        r#"TETHER_E_PANIC in actor "log" on thread "log": no space"#
+    );
 
     let srv = Actor::with_groups(&ActorOptions::new().name("srv"), &[("io", 1)], || 0u32).unwrap();
     let err = srv
@@ -79,7 +91,11 @@ fn a_task_error_names_its_object_and_the_thread_it_failed_on() {
     );
 
     let exec = Executor::new(&ExecutorOptions::new().name("worker")).unwrap();
-    let err = exec.submit(|| -> u8 { panic!("boom") }).unwrap().wait_timeout(T).unwrap_err();
+    let err = exec
+        .submit(|| -> u8 { panic!("boom") })
+        .unwrap()
+        .wait_timeout(T)
+        .unwrap_err();
     assert_eq!(err.origin(), Some(r#"executor "worker""#));
 
     let runner = Runner::spawn(&RunnerOptions::new().name("trainer"), |scope| {
@@ -101,11 +117,17 @@ fn a_second_compile_is_wrong_state_in_the_graph() {
     let n = g.node(&w, g.input(), |_, x: &u32| *x + 1).unwrap();
     let compiled = g.compile(&CompileOptions::new(), n).unwrap();
     let err = g.compile(&CompileOptions::new(), n).unwrap_err();
-    assert_eq!((err.kind(), err.origin()), (ErrorKind::WrongState, Some("graph")));
+    assert_eq!(
+        (err.kind(), err.origin()),
+        (ErrorKind::WrongState, Some("graph"))
+    );
     let e = compiled.execute(1).unwrap();
     assert_eq!(e.wait_timeout(T).unwrap(), 2);
     let again = e.wait_timeout(T).unwrap_err();
-    assert_eq!((again.kind(), again.origin()), (ErrorKind::WrongState, Some("compiled graph")));
+    assert_eq!(
+        (again.kind(), again.origin()),
+        (ErrorKind::WrongState, Some("compiled graph"))
+    );
 }
 
 #[test]
@@ -122,7 +144,10 @@ fn try_call_fails_the_future_with_the_errors_text() {
     };
     assert_eq!(actor.try_call(sub(4)).unwrap().wait_timeout(T).unwrap(), 6);
     let err = actor.try_call(sub(7)).unwrap().wait_timeout(T).unwrap_err();
-    assert_eq!((err.kind(), err.message()), (ErrorKind::TaskFailed, "7 > 6"));
+    assert_eq!(
+        (err.kind(), err.message()),
+        (ErrorKind::TaskFailed, "7 > 6")
+    );
     // The failed call changed nothing, and a panic is still a panic.
     assert_eq!(actor.call(|n| *n).unwrap().wait_timeout(T).unwrap(), 6);
     let err = actor
@@ -135,9 +160,20 @@ fn try_call_fails_the_future_with_the_errors_text() {
     assert!(actor.errors().is_empty());
 
     let shared = Actor::with_groups(&ActorOptions::new(), &[], || 1u8).unwrap();
-    let err = shared.try_call(|_| Err::<u8, _>(42)).unwrap().wait_timeout(T).unwrap_err();
+    let err = shared
+        .try_call(|_| Err::<u8, _>(42))
+        .unwrap()
+        .wait_timeout(T)
+        .unwrap_err();
     assert_eq!(err.message(), "42");
-    assert_eq!(shared.try_call(|n| Ok::<_, String>(*n)).unwrap().wait_timeout(T).unwrap(), 1);
+    assert_eq!(
+        shared
+            .try_call(|n| Ok::<_, String>(*n))
+            .unwrap()
+            .wait_timeout(T)
+            .unwrap(),
+        1
+    );
 }
 
 #[test]
@@ -151,11 +187,17 @@ fn runner_join_timeout_gives_the_value_or_the_error() {
     assert_eq!(early.kind(), ErrorKind::Timeout);
     tx.send(5).unwrap();
     assert_eq!(runner.join_timeout(T).unwrap(), 5);
-    assert_eq!(runner.join_timeout(T).unwrap_err().kind(), ErrorKind::WrongState);
+    assert_eq!(
+        runner.join_timeout(T).unwrap_err().kind(),
+        ErrorKind::WrongState
+    );
 
     let failing = Runner::spawn(&RunnerOptions::new().name("f"), |_| Err::<u8, _>("no")).unwrap();
     let err = failing.join_timeout(T).unwrap_err();
-    assert_eq!((err.kind(), err.thread_name(), err.message()), (ErrorKind::TaskFailed, "f", "no"));
+    assert_eq!(
+        (err.kind(), err.thread_name(), err.message()),
+        (ErrorKind::TaskFailed, "f", "no")
+    );
 
     let (_keep, rx) = mpsc::channel::<()>();
     let cancelled = Runner::spawn(&RunnerOptions::new(), move |scope| {
@@ -166,7 +208,10 @@ fn runner_join_timeout_gives_the_value_or_the_error() {
     })
     .unwrap();
     cancelled.cancel();
-    assert_eq!(cancelled.join_timeout(T).unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_eq!(
+        cancelled.join_timeout(T).unwrap_err().kind(),
+        ErrorKind::Cancelled
+    );
 }
 
 /// Says on a channel that it was woken.
@@ -191,14 +236,22 @@ fn runner_join_async_is_pending_then_woken() {
     let mut join = std::pin::pin!(runner.join_async());
     assert!(join.as_mut().poll(&mut cx).is_pending());
     tx.send(()).unwrap();
-    woken.recv_timeout(T).expect("the end of the scope wakes the task");
+    woken
+        .recv_timeout(T)
+        .expect("the end of the scope wakes the task");
     match join.as_mut().poll(&mut cx) {
         Poll::Ready(v) => assert_eq!(v.unwrap(), "late"),
         Poll::Pending => panic!("woken, yet pending"),
     }
 
-    let failing = Runner::spawn(&RunnerOptions::new(), |_| -> Result<(), String> { panic!("p") }).unwrap();
-    assert_eq!(block_on(failing.join_async()).unwrap_err().kind(), ErrorKind::Panic);
+    let failing = Runner::spawn(&RunnerOptions::new(), |_| -> Result<(), String> {
+        panic!("p")
+    })
+    .unwrap();
+    assert_eq!(
+        block_on(failing.join_async()).unwrap_err().kind(),
+        ErrorKind::Panic
+    );
 }
 
 #[test]
@@ -242,9 +295,15 @@ fn a_nested_threads_error_reaches_its_handle_and_the_scope() {
     })
     .unwrap();
     let bad = rx.recv_timeout(T).unwrap().unwrap_err();
-    assert_eq!((bad.kind(), bad.thread_name(), bad.message()), (ErrorKind::TaskFailed, "bad", "broken"));
+    assert_eq!(
+        (bad.kind(), bad.thread_name(), bad.message()),
+        (ErrorKind::TaskFailed, "bad", "broken")
+    );
     let boom = rx.recv_timeout(T).unwrap().unwrap_err();
-    assert_eq!((boom.kind(), boom.thread_name(), boom.message()), (ErrorKind::Panic, "boom", "kaput"));
+    assert_eq!(
+        (boom.kind(), boom.thread_name(), boom.message()),
+        (ErrorKind::Panic, "boom", "kaput")
+    );
     assert_eq!(rx.recv_timeout(T).unwrap().unwrap(), "slow done");
     let first = runner.join_timeout(T).unwrap_err();
     assert!(["bad", "boom"].contains(&first.thread_name()), "{first}");
@@ -256,7 +315,9 @@ fn a_nested_threads_error_reaches_its_handle_and_the_scope() {
 fn a_nested_thread_that_never_ran_is_cancelled() {
     let slot = crate::join::Slot::<u8>::new();
     drop(crate::join::Filler(slot.clone()));
-    let err = crate::join::JoinHandle::new(slot).join_timeout(T).unwrap_err();
+    let err = crate::join::JoinHandle::new(slot)
+        .join_timeout(T)
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Cancelled);
 }
 
@@ -274,11 +335,20 @@ fn a_refused_spawn_returns_its_error_and_no_handle() {
 fn the_version_rule_needs_the_same_major_and_at_least_the_minor() {
     let v = |major: u32, minor: u32, patch: u32| (major << 16) | (minor << 8) | patch;
     assert!(compatible(v(0, 1, 0), v(0, 1, 0)).is_ok());
-    assert!(compatible(v(0, 1, 3), v(0, 1, 0)).is_ok(), "patches add no functions");
-    assert!(compatible(v(1, 2, 0), v(1, 4, 1)).is_ok(), "a newer minor keeps every function");
+    assert!(
+        compatible(v(0, 1, 3), v(0, 1, 0)).is_ok(),
+        "patches add no functions"
+    );
+    assert!(
+        compatible(v(1, 2, 0), v(1, 4, 1)).is_ok(),
+        "a newer minor keeps every function"
+    );
     let older = compatible(v(1, 2, 0), v(1, 1, 9)).unwrap_err();
     assert_eq!(older.kind(), ErrorKind::WrongState);
-    assert!(older.message().contains("version 1.1.9") && older.message().contains("1.2.0 header"), "{older}");
+    assert!(
+        older.message().contains("version 1.1.9") && older.message().contains("1.2.0 header"),
+        "{older}"
+    );
     assert!(compatible(v(1, 2, 0), v(2, 2, 0)).is_err());
     assert!(compatible(v(1, 2, 0), v(0, 9, 0)).is_err());
     // The library under test matches the declarations, and the check is what every

@@ -127,12 +127,10 @@ pub(crate) fn store_waker(
     let first = slot.is_none();
     let shared = slot.get_or_insert_with(Default::default).clone();
     *shared.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
-    first.then(move || {
-        move || {
-            let w = shared.lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(w) = w {
-                w.wake();
-            }
+    first.then_some(move || {
+        let w = shared.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = w {
+            w.wake();
         }
     })
 }
