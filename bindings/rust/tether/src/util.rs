@@ -83,6 +83,7 @@ pub(crate) unsafe fn run_task(
 
 /// Runs user code and turns its `Err(message)` into `(TETHER_E_TASK_FAILED, message)` and
 /// a panic into `(TETHER_E_PANIC, the panic message)`: nothing unwinds out of it.
+#[inline]
 pub(crate) fn catch<R>(
     body: impl FnOnce() -> Result<R, String>,
 ) -> Result<R, (sys::tether_status, String)> {
@@ -102,6 +103,7 @@ pub(crate) fn catch<R>(
 ///
 /// # Safety
 /// `task` is the task of the callback running on this thread.
+#[cold]
 pub(crate) unsafe fn fail_task(
     task: *mut sys::tether_task,
     code: sys::tether_status,
