@@ -152,6 +152,8 @@
   X(graph_bad_calls) \
   X(graph_release_wakes_execute) \
   X(graph_dead_or_stopped_actor) \
+  X(affinity_pinned_creator_other_cpu) \
+  X(affinity_cpu_outside_process_refused) \
   X(wakeup_executor_bursts_from_hopping_threads) \
   X(wakeup_executor_bursts_no_spin) \
   X(wakeup_actor_tell_bursts_from_hopping_threads) \
