@@ -3,8 +3,10 @@
 //! A safe binding of the tether C library: closures instead of function pointers,
 //! `Result` instead of status codes, `Drop` instead of release.
 //!
-//! - [`Runner`]: a scope of threads (a target and its nested threads, [`Scope::spawn`])
-//!   whose first error is never lost, even while the others still run.
+//! - [`Runner`]: a scope of threads (a target and its nested threads, [`Scope::spawn`],
+//!   each with a [`JoinHandle`] for its value) whose first error is never lost, even while
+//!   the others still run; [`Runner::join_timeout`] gives the value or that error, and
+//!   [`Runner::join_async`] the same to `.await`.
 //! - [`Executor`]: one OS thread for life; [`Future`] for what you submit to it
 //!   (blocking waits, or `.await`).
 //! - [`Actor<S>`](Actor): state built ON its pinned thread and never moved, so it need not
@@ -18,6 +20,9 @@
 //!   compiled onto the actors' own threads ([`Compiled<In, Out>`](Compiled)); each
 //!   [`execute`](Compiled::execute) gives an [`Execution<Out>`](Execution) whose wait (or
 //!   `.await`) yields the outputs, in order, pipelined.
+//!
+//! Every failure is an [`Error`]: match on its [`ErrorKind`] (one variant per status
+//! code); its `Display` names the actor, executor, runner or graph and the thread.
 //!
 //! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
 //! with the panic message and never crosses into C. Closures handed to the library are
