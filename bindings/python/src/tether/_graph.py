@@ -57,8 +57,8 @@ class Graph:
 class Compiled:
     """A compiled graph: ``execute(x)`` starts one execution and returns its Future.
     Up to channel_capacity executions are in flight; execute waits for room (GIL
-    released) up to ``timeout`` (tether.QueueFull after it, tether.Deadlock from a thread
-    of the graph). ``close()`` tears the loops down; executions not ended are cancelled."""
+    released) up to ``timeout`` (tether.Timeout after it; timeout=0: tether.QueueFull at
+    once; tether.Deadlock from a thread of the graph). ``close()`` tears the loops down; executions not ended are cancelled."""
 
     def __init__(self, handle):
         self._h = handle
