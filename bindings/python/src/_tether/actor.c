@@ -57,16 +57,19 @@ static tether_group_spec *group_specs(PyObject *groups, size_t *n) {
   return specs;
 }
 
-/* _tether.create_actor(factory, args, kwargs, name, groups, cpu, mailbox_capacity, kept) */
+/* _tether.create_actor(factory, args, kwargs, name, groups, cpu, mailbox_capacity, kept,
+ * idle_spin_ns) — idle_spin_ns < 0: the library's default. */
 PyObject *tpy_actor_create(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
-  static char *names[] = {"factory", "args", "kwargs", "name", "groups", "cpu", "mailbox_capacity", "kept", NULL};
+  static char *names[] = {"factory", "args", "kwargs", "name", "groups", "cpu", "mailbox_capacity", "kept",
+                          "idle_spin_ns", NULL};
   PyObject *factory, *fargs, *fkwargs, *groups, *kept;
   const char *name = NULL;
   int cpu = -1;
   Py_ssize_t mailbox = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!O!zOinO!", names, &factory, &PyTuple_Type, &fargs, &PyDict_Type,
-                                   &fkwargs, &name, &groups, &cpu, &mailbox, &PyDict_Type, &kept))
+  long long idle_spin_ns = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!O!zOinO!L", names, &factory, &PyTuple_Type, &fargs, &PyDict_Type,
+                                   &fkwargs, &name, &groups, &cpu, &mailbox, &PyDict_Type, &kept, &idle_spin_ns))
     return NULL;
   if (mailbox < 0) {
     PyErr_SetString(PyExc_ValueError, "mailbox_capacity must be >= 0");
@@ -89,13 +92,14 @@ PyObject *tpy_actor_create(PyObject *self, PyObject *args, PyObject *kw) {
   o.group_count = n_groups;
   o.mailbox_capacity = (size_t)mailbox;
   tether_status rc = TETHER_OK;
-  if (cpu != -1) {
-    /* A pinned executor of its own; its handle is released once the actor is on it (the
-     * thread then lives as long as the actor). */
+  if (cpu != -1 || idle_spin_ns >= 0) {
+    /* An executor of its own (pinned, or with its idle spin); its handle is released once
+     * the actor is on it (the thread then lives as long as the actor). */
     tether_executor_options eo;
     tether_executor_options_init(&eo);
     eo.name = name;
     eo.cpu = cpu;
+    if (idle_spin_ns >= 0) eo.idle_spin_ns = idle_spin_ns;
     rc = tether_executor_create(&eo, &o.executor);
   }
   tpy_call *c = rc == TETHER_OK ? tpy_call_new(factory, fargs, fkwargs, kept, 0) : NULL;

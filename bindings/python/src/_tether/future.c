@@ -5,6 +5,14 @@
  * the work) or a waiter that returned from tether_future_wait — under the GIL, which makes
  * `settled` a plain flag. Settling takes the result (once) and breaks the handle -> future
  * reference, so the pair is freed with the Python future.
+ *
+ * Waiters first: while a thread waits in result(), the notice does not take the GIL at all
+ * (it would only contend with the waiter it just woke, on the round trip's critical path):
+ * it sets TPY_DEFERRED, and the waiter settles and drops the notice's reference.
+ * Memory ordering: ctl is seq_cst. The notice sets TPY_DEFERRED only by a compare-exchange
+ * that sees a waiter count > 0; each waiter lowers the count, then (GIL held) settles the
+ * terminal future and clears TPY_DEFERRED, dropping the reference if it was set. So the
+ * notice's work is done once, by itself or by a waiter that was still inside.
  */
 #include "tpy.h"
 
@@ -137,10 +145,22 @@ static int settle(tpy_future_handle *h) {
 /* on_done notice: consumes the handle reference registered with it (arg_drop is NULL). */
 static void future_done(void *arg) {
   tpy_future_handle *h = arg;
+  unsigned ctl = atomic_load(&h->ctl);
+  while (ctl >= 2) {
+    /* Read before the exchange: once it succeeds the waiter may free h at any moment. The
+     * waiter registers before raising ctl and leaves after lowering it, so w is its record. */
+    tpy_waiter *w = atomic_load(&h->waiter);
+    if (atomic_compare_exchange_weak(&h->ctl, &ctl, ctl | TPY_DEFERRED)) {
+      if (w != NULL) tpy_waiter_wake(w); /* records are never freed */
+      return;                            /* the waiter settles */
+    }
+  }
   tpy_gil g = tpy_gil_enter(NULL);
   if (g.how == TPY_GIL_REFUSED) return; /* exiting: leaked with the interpreter */
   tpy_in_callback_enter();
   if (settle(h) < 0) PyErr_WriteUnraisable((PyObject *)h);
+  tpy_waiter *w = atomic_load(&h->waiter); /* registered after we read ctl: wake it now */
+  if (w != NULL) tpy_waiter_wake(w);
   Py_DECREF(h);
   tpy_in_callback_leave();
   tpy_gil_leave(g);
@@ -160,6 +180,8 @@ PyObject *tpy_future_wrap(PyObject *cls, tether_future f, PyObject *kept, int ou
   h->outputs = outputs;
   h->single = single;
   h->settled = 0;
+  atomic_init(&h->ctl, 0u);
+  atomic_init(&h->waiter, (tpy_waiter *)NULL);
   if (PyObject_SetAttrString(pyf, "_h", (PyObject *)h) < 0) {
     Py_DECREF(h);
     Py_DECREF(pyf);
@@ -186,14 +208,64 @@ static void handle_dealloc(PyObject *self) {
   PyObject_Free(self);
 }
 
+static int terminal(tpy_future_handle *h) {
+  int32_t state = TETHER_PENDING;
+  return tether_future_poll(h->f, &state) != TETHER_OK || state >= TETHER_SUCCEEDED;
+}
+
+/* sleep_until_done: sleeps on w, woken by the notice, in slices for Ctrl-C. As tpy_wait. */
+static int sleep_until_done(tpy_future_handle *h, tpy_waiter *w, double timeout_s) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const double start = (double)t0.tv_sec + (double)t0.tv_nsec * 1e-9;
+  for (;;) {
+    if (terminal(h)) return 1;
+    int64_t slice = TPY_SLICE_NS;
+    if (timeout_s >= 0) {
+      const double left = start + timeout_s - now_s();
+      if (left <= 0) return 0;
+      if (left * 1e9 < (double)slice) slice = (int64_t)(left * 1e9) + 1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    tpy_waiter_sleep(w, slice);
+    Py_END_ALLOW_THREADS
+    if (terminal(h)) return 1;
+    if (PyErr_CheckSignals() < 0) return -1; /* KeyboardInterrupt from Ctrl-C, on the main thread */
+    if (tpy_exiting()) return tpy_raise_status(TETHER_E_SHUTDOWN), -1;
+  }
+}
+
 /* wait(timeout) -> bool: True once the work is terminal (and the future settled). */
 static PyObject *handle_wait(PyObject *self, PyObject *arg) {
   tpy_future_handle *h = (tpy_future_handle *)self;
   const double timeout = tpy_timeout_arg(arg);
   if (timeout == -2) return NULL;
-  const int done = tpy_wait(future_wait_slice, &h->f, timeout);
-  if (done < 0) return NULL;
-  if (done && settle(h) < 0) return NULL;
+  /* Only on a library thread can the wait be on itself: there a 1 ns library wait answers
+   * Deadlock first. (Not everywhere: even 1 ns sleeps for the kernel's timer slack, ~50 us.) */
+  tether_status probe = TETHER_E_TIMEOUT;
+  if (tpy_on_library_thread()) {
+    Py_BEGIN_ALLOW_THREADS
+    probe = tether_future_wait(h->f, 1);
+    Py_END_ALLOW_THREADS
+  }
+  int done;
+  if (probe == TETHER_OK) {
+    done = 1;
+  } else if (probe != TETHER_E_TIMEOUT) {
+    return tpy_raise_status(probe);
+  } else {
+    tpy_waiter *w = tpy_waiter_mine();
+    tpy_waiter *none = NULL;
+    const int mine = w != NULL && atomic_compare_exchange_strong(&h->waiter, &none, w);
+    atomic_fetch_add(&h->ctl, 2u);
+    done = mine ? sleep_until_done(h, w, timeout) /* a second waiter: the library's wait */
+                : tpy_wait(future_wait_slice, &h->f, timeout);
+    atomic_fetch_sub(&h->ctl, 2u);
+    if (mine) atomic_store(&h->waiter, (tpy_waiter *)NULL);
+  }
+  const int settled = settle(h); /* a no-op unless terminal and not yet settled */
+  if (atomic_fetch_and(&h->ctl, ~TPY_DEFERRED) & TPY_DEFERRED) Py_DECREF(h); /* the notice's */
+  if (done < 0 || settled < 0) return NULL;
   return PyBool_FromLong(done);
 }
 

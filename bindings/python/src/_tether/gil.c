@@ -78,6 +78,8 @@ static void own_thread_end(void *p) {
 
 int tpy_exiting(void) { return atomic_load(&g_exiting); }
 
+int tpy_on_library_thread(void) { return t_own != NULL; }
+
 tpy_gil tpy_gil_enter(const char *name) {
   tpy_gil g = {TPY_GIL_REFUSED, PyGILState_UNLOCKED};
   if (PyGILState_Check()) {

@@ -15,6 +15,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <tether/tether.h>
 
@@ -38,6 +39,9 @@ void tpy_gil_leave(tpy_gil g);
  * interrupts threads that are inside). GIL held. */
 void tpy_in_callback_enter(void);
 void tpy_in_callback_leave(void);
+/* tpy_on_library_thread: nonzero on a thread the library created that has run Python
+ * code (the only threads on which a wait can be TETHER_E_DEADLOCK). */
+int tpy_on_library_thread(void);
 /* tpy_exiting: nonzero once the exit protocol closed the door to Python. */
 int tpy_exiting(void);
 PyObject *tpy_shutdown_py(PyObject *self, PyObject *args); /* _tether._shutdown(grace_s) */
@@ -87,6 +91,12 @@ tether_status tpy_run_node(tether_task *t, void *state, void *arg, void *const *
 extern PyTypeObject tpy_scope_type;
 PyObject *tpy_current_scope(PyObject *self, PyObject *unused);
 
+/* ---- waiter.c: a thread's semaphore for future waits ---- */
+typedef struct tpy_waiter tpy_waiter;
+tpy_waiter *tpy_waiter_mine(void); /* this thread's; NULL on no memory */
+void tpy_waiter_wake(tpy_waiter *w);
+void tpy_waiter_sleep(tpy_waiter *w, int64_t ns); /* until woken or ns passed */
+
 /* ---- future.c ---- */
 
 typedef struct tpy_future_handle {
@@ -97,7 +107,12 @@ typedef struct tpy_future_handle {
   int outputs;        /* 0: a call (take_result); n > 0: an execution with n outputs */
   int single;         /* an execution whose one output is returned bare */
   int settled;        /* set, under the GIL, by whoever settles pyfuture first */
+  /* ctl: 2 x (threads now in wait()) | TPY_DEFERRED. The on_done notice leaves settling
+   * to a waiter (and its reference to the waiter to drop) instead of taking the GIL. */
+  _Atomic unsigned ctl;
+  _Atomic(tpy_waiter *) waiter; /* the thread sleeping in wait(), registered before ctl rises */
 } tpy_future_handle;
+#define TPY_DEFERRED 1u
 extern PyTypeObject tpy_future_handle_type;
 /* tpy_future_wrap: a new tether.Future (cls()) for f, which it now owns, settled when f
  * ends. Releases f on failure. */

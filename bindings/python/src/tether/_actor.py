@@ -40,11 +40,11 @@ class Actor:
     """
 
     def __init__(self, factory, /, *args, name: str | None = None, groups: dict | None = None,
-                 cpu: int | None = None, mailbox_capacity: int = 0, **kwargs):
+                 cpu: int | None = None, mailbox_capacity: int = 0, idle_spin_ns: int | None = None, **kwargs):
         self.name = name if name is not None else "tether-actor"
         self._kept: dict = {}
         self._h = _tether.create_actor(factory, args, kwargs, name, groups, -1 if cpu is None else cpu,
-                                       mailbox_capacity, self._kept)
+                                       mailbox_capacity, self._kept, -1 if idle_spin_ns is None else idle_spin_ns)
         _exit.track(self)
 
     def call(self, fn, /, *args, **kwargs) -> Future:
