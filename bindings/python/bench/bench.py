@@ -32,9 +32,11 @@ def noop(*_):
 
 class TetherWorker:
     name = "tether.Actor"
+    idle_spin_ns = None  # None: the binding's default
 
     def __init__(self, cpu):
-        self.actor = tether.Actor(dict, name="bench", cpu=cpu, idle_spin_ns=0)
+        spin = {} if self.idle_spin_ns is None else {"idle_spin_ns": self.idle_spin_ns}
+        self.actor = tether.Actor(dict, name="bench", cpu=cpu, **spin)
 
     def round_trips(self, n):
         call = self.actor.call
@@ -120,42 +122,49 @@ class QueueWorker:
 PLACEMENTS = {"different CPUs": (0, 1), "same CPU": (0, 0), "unpinned": (None, None)}
 
 
-def measure(worker_cls, placement, op, n):
+def measure(placement, op, n, worker_classes):
+    """Median us per op for each worker class. The repetitions are interleaved (one run of
+    each worker in turn, five times) so that the load of a shared machine falls on all."""
     caller_cpu, worker_cpu = PLACEMENTS[placement]
     everything = os.sched_getaffinity(0)
-    worker = worker_cls(worker_cpu)  # first: the library checks cpu against the caller's mask
-    pin_self(caller_cpu)
+    workers = [cls(worker_cpu) for cls in worker_classes]  # first: the library checks cpu
+    pin_self(caller_cpu)                                     # against the caller's mask
     try:
-        try:
-            getattr(worker, op)(n // 10)  # warm up
-            samples = []
-            for _ in range(RUNS):
+        samples = [[] for _ in workers]
+        for w in workers:
+            getattr(w, op)(n // 10)  # warm up
+        for _ in range(RUNS):
+            for w, out in zip(workers, samples):
                 start = time.perf_counter()
-                getattr(worker, op)(n)
-                samples.append((time.perf_counter() - start) / n * 1e6)
-            return statistics.median(samples)
-        finally:
-            worker.close()
+                getattr(w, op)(n)
+                out.append((time.perf_counter() - start) / n * 1e6)
+        return [statistics.median(s) for s in samples]
     finally:
         os.sched_setaffinity(0, everything)
+        for w in workers:
+            w.close()
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer operations per run")
+    parser.add_argument("--idle-spin-ns", type=int, default=None, help="the tether actor's idle spin")
     args = parser.parse_args()
+    TetherWorker.idle_spin_ns = args.idle_spin_ns
     sizes = {"round_trips": 2000, "fire_and_forget": 20000}
     if args.quick:
         sizes = {k: v // 10 for k, v in sizes.items()}
     placements = list(PLACEMENTS) if len(os.sched_getaffinity(0)) >= 2 else ["unpinned"]
     workers = (TetherWorker, PoolWorker, QueueWorker)
-    print(f"tether {tether.__version__}, {os.cpu_count()} CPUs; us per operation, median of {RUNS}")
+    spin = "0 (the binding's default)" if args.idle_spin_ns is None else args.idle_spin_ns
+    print(f"tether {tether.__version__}, {os.cpu_count()} CPUs, actor idle_spin_ns={spin}; "
+          f"us per operation, median of {RUNS}; load average {os.getloadavg()[0]:.1f}")
     print("| placement | operation | tether.Actor | ThreadPoolExecutor(1) | Queue + Thread "
           "| tether / pool | tether / queue |")
     print("|---|---|---|---|---|---|---|")
     for placement in placements:
         for op, n in sizes.items():
-            t, p, q = (measure(w, placement, op, n) for w in workers)
+            t, p, q = measure(placement, op, n, workers)
             print(f"| {placement} | {op.replace('_', ' ')} | {t:.2f} | {p:.2f} | {q:.2f} "
                   f"| {t / p:.2f}x | {t / q:.2f}x |", flush=True)
 

@@ -37,14 +37,18 @@ class Actor:
     ``groups={"io": 2}`` adds named groups on threads of their own (call_in/tell_in);
     ``cpu=N`` pins the default thread to CPU N; ``mailbox_capacity`` bounds the queue
     (tether.QueueFull beyond it). The state's __del__ runs on the actor's thread at stop.
+
+    ``idle_spin_ns``: how long the idle thread spins before it parks. 0 by default (the C
+    API's default is 20 us): every Python call needs the GIL, and a spinning thread only
+    competes for the CPU with the thread that holds it (see bench/README.md).
     """
 
     def __init__(self, factory, /, *args, name: str | None = None, groups: dict | None = None,
-                 cpu: int | None = None, mailbox_capacity: int = 0, idle_spin_ns: int | None = None, **kwargs):
+                 cpu: int | None = None, mailbox_capacity: int = 0, idle_spin_ns: int = 0, **kwargs):
         self.name = name if name is not None else "tether-actor"
         self._kept: dict = {}
         self._h = _tether.create_actor(factory, args, kwargs, name, groups, -1 if cpu is None else cpu,
-                                       mailbox_capacity, self._kept, -1 if idle_spin_ns is None else idle_spin_ns)
+                                       mailbox_capacity, self._kept, idle_spin_ns)
         _exit.track(self)
 
     def call(self, fn, /, *args, **kwargs) -> Future:

@@ -1,0 +1,33 @@
+# 50-python.sh — the Python binding (bindings/python): a virtual environment, then
+# `pip install ./bindings/python` (a PEP 517 build: scikit-build-core from PyPI drives
+# this repository's CMake and puts libtether inside the wheel), ray and pytest from PyPI,
+# then the Python suite, the Ray scenarios on a local cluster included. Sourced by
+# scripts/test.sh (deps.sh loaded, set -euo pipefail); also runnable alone:
+#   bash scripts/test.d/50-python.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+declare -F tether_require_packages >/dev/null || . scripts/deps.sh
+tether_require_packages "${TETHER_BUILD_PACKAGES[@]}" python3 python3-venv python3-dev
+
+python=${TETHER_PYTHON:-python3}
+venv=build/python-venv
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+# build-dir: incremental rebuilds on a machine that already built it; warnings are errors.
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps -Cbuild-dir=build/python \
+  -Ccmake.define.TETHER_WERROR=ON ./bindings/python
+(cd /tmp && "$OLDPWD/$venv/bin/python" -c "import tether; print('tether', tether.__version__, 'from', tether.__file__)")
+
+"$venv/bin/python" -m pip install -q pytest
+ray_note="ran (ray $("$venv/bin/python" -m pip install -q ray >/dev/null 2>&1 &&
+  "$venv/bin/python" -c 'import ray; print(ray.__version__)' 2>/dev/null || echo none))"
+case $ray_note in *"(ray none)") ray_note="SKIPPED: ray could not be installed from PyPI" ;; esac
+
+rc=0
+(cd bindings/python && "../../$venv/bin/python" -m pytest -v -rs -p no:cacheprovider tests) || rc=$?
+echo "tether python: Ray scenarios $ray_note"
+case $rc in
+  0) ;;
+  5) echo "tether python: pytest collected no tests" >&2; exit 1 ;;
+  *) echo "tether python: pytest failed (exit $rc)" >&2; exit "$rc" ;;
+esac
