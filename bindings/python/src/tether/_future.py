@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+from concurrent.futures._base import CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED
 
 from . import _errors
 
 _Base = concurrent.futures.Future
+_CANCELLED = (CANCELLED, CANCELLED_AND_NOTIFIED)
 
 
 class Future(_Base):
@@ -35,12 +37,17 @@ class Future(_Base):
             _Base.cancel(self)
 
     def _wait(self, timeout):
-        if not _Base.done(self) and not self._h.wait(timeout):
+        # _state is read without the condition: once FINISHED or CANCELLED it never
+        # changes, and the fields it guards are set before it (concurrent.futures' own
+        # invariant); anything else goes through the base class under the lock.
+        if self._state != FINISHED and self._state not in _CANCELLED and not self._h.wait(timeout):
             raise _errors.Timeout(f"the future did not complete within {timeout} s")
 
     def result(self, timeout: float | None = None):
         self._wait(timeout)
-        if _Base.cancelled(self):
+        if self._state == FINISHED and self._exception is None:
+            return self._result  # the common case, without three trips through the lock
+        if self._state in _CANCELLED:
             raise self._cancelled_error()
         return _Base.result(self, None)  # settled, or being settled right now
 
