@@ -98,6 +98,38 @@ def test_exit_while_objects_are_collected_late(script):
     assert out.returncode == 0, out.stderr
 
 
+def test_fork_child_uses_tether_and_exits_promptly(script):
+    code = textwrap.dedent("""
+        import os, sys, threading, time, tether
+        gate = threading.Event()
+        a = tether.Actor(dict, name="parent")
+        inside = threading.Event()
+        f = a.call(lambda s: (inside.set(), gate.wait(20)))  # a library thread in a callback
+        inside.wait(5)
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                a.call(lambda s: None)
+            except tether.Forked:
+                print("parent's actor in the child: Forked", flush=True)
+            with tether.Actor(dict) as b:
+                print("child's own actor:", b.call(lambda s: 41 + 1).result(5), flush=True)
+            sys.exit(0)  # atexit: tether's exit hook must not wait for the parent's threads
+        _, status = os.waitpid(pid, 0)
+        print("child exit", os.waitstatus_to_exitcode(status), "after %.1f s" % (time.monotonic() - t0))
+        gate.set()
+        f.result(5)
+        a.close()
+    """)
+    out = script(code, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "parent's actor in the child: Forked" in out.stdout
+    assert "child's own actor: 42" in out.stdout
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("child exit")][0]
+    assert line.split()[2] == "0" and float(line.split()[4]) < 4.0, out.stdout
+
+
 def _measure(fn, n):
     """(bytes, gc objects) more after fn(n) than before, in a steady state."""
     gc.collect()

@@ -133,10 +133,22 @@ void tpy_in_callback_leave(void) {
   if (t_own) --t_own->depth;
 }
 
+/* threads_inside: the other threads now in Python callbacks (the caller may be one). */
 static int threads_inside(void) {
   int n = 0;
-  for (own_thread *o = g_threads; o; o = o->next) n += o->depth > 0;
+  for (own_thread *o = g_threads; o; o = o->next) n += o != t_own && o->depth > 0;
   return n;
+}
+
+/* _tether.after_fork_child(): in a fork()ed child only the forking thread exists: the
+ * records of the others are dropped (leaked: their thread states died with them). */
+PyObject *tpy_after_fork_child(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  g_threads = t_own;
+  if (t_own) t_own->prev = t_own->next = NULL;
+  atomic_store(&g_entering, 0);
+  Py_RETURN_NONE;
 }
 
 static double now_s(void) {
@@ -162,7 +174,7 @@ PyObject *tpy_shutdown_py(PyObject *self, PyObject *args) {
     if (waited >= bound) return PyLong_FromLong(inside);
     if (!interrupted && waited >= grace) {
       for (own_thread *o = g_threads; o; o = o->next)
-        if (o->depth > 0) PyThreadState_SetAsyncExc(o->ident, PyExc_SystemExit);
+        if (o != t_own && o->depth > 0) PyThreadState_SetAsyncExc(o->ident, PyExc_SystemExit);
       interrupted = 1;
     }
     /* Exit-time polling, not test synchronisation: the threads to wait for are in

@@ -46,6 +46,7 @@ static PyMethodDef module_methods[] = {
     {"create_actor", (PyCFunction)(void (*)(void))tpy_actor_create, METH_VARARGS | METH_KEYWORDS, "creates an actor"},
     {"current_scope", tpy_current_scope, METH_NOARGS, "the Scope of the running tether callback, or None"},
     {"shutdown", tpy_shutdown_py, METH_VARARGS, "shutdown(grace_s, bound_s) -> threads still inside"},
+    {"after_fork_child", tpy_after_fork_child, METH_NOARGS, "forget the threads a fork() left behind"},
     {"unjoined_threads", unjoined_threads, METH_NOARGS, "library threads not yet joined"},
     {"debug_fail_thread_create", fail_thread_create, METH_O, "testing aid: fail a later thread creation"},
     {NULL, NULL, 0, NULL}};

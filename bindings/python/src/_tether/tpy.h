@@ -44,7 +44,8 @@ void tpy_in_callback_leave(void);
 int tpy_on_library_thread(void);
 /* tpy_exiting: nonzero once the exit protocol closed the door to Python. */
 int tpy_exiting(void);
-PyObject *tpy_shutdown_py(PyObject *self, PyObject *args); /* _tether._shutdown(grace_s) */
+PyObject *tpy_shutdown_py(PyObject *self, PyObject *args); /* _tether.shutdown(grace_s, bound_s) */
+PyObject *tpy_after_fork_child(PyObject *self, PyObject *unused);
 int tpy_gil_init(void);
 
 /* ---- errors.c: statuses and tether_error handles as Python exceptions ---- */

@@ -54,3 +54,4 @@ def _at_exit() -> None:
 
 
 atexit.register(_at_exit)
+os.register_at_fork(after_in_child=_tether.after_fork_child)
