@@ -14,9 +14,9 @@ venv=build/python-venv
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
 # build-dir: incremental rebuilds on a machine that already built it; warnings are errors.
-"$venv/bin/python" -m pip install -q --force-reinstall --no-deps -Cbuild-dir=build/python \
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps -Cbuild-dir="$PWD/build/python" \
   -Ccmake.define.TETHER_WERROR=ON ./bindings/python
-(cd /tmp && "$OLDPWD/$venv/bin/python" -c "import tether; print('tether', tether.__version__, 'from', tether.__file__)")
+"$venv/bin/python" -c "import tether; print('tether', tether.__version__, 'from', tether.__file__)"
 
 "$venv/bin/python" -m pip install -q pytest
 ray_note="ran (ray $("$venv/bin/python" -m pip install -q ray >/dev/null 2>&1 &&

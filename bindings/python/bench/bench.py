@@ -127,8 +127,8 @@ def measure(placement, op, n, worker_classes):
     each worker in turn, five times) so that the load of a shared machine falls on all."""
     caller_cpu, worker_cpu = PLACEMENTS[placement]
     everything = os.sched_getaffinity(0)
-    workers = [cls(worker_cpu) for cls in worker_classes]  # first: the library checks cpu
-    pin_self(caller_cpu)                                     # against the caller's mask
+    workers = [cls(worker_cpu) for cls in worker_classes]  # before the caller pins itself:
+    pin_self(caller_cpu)                                     # threads inherit its mask
     try:
         samples = [[] for _ in workers]
         for w in workers:
