@@ -19,9 +19,11 @@ venv=build/python-venv
 "$venv/bin/python" -c "import tether; print('tether', tether.__version__, 'from', tether.__file__)"
 
 "$venv/bin/python" -m pip install -q pytest
-ray_note="ran (ray $("$venv/bin/python" -m pip install -q ray >/dev/null 2>&1 &&
-  "$venv/bin/python" -c 'import ray; print(ray.__version__)' 2>/dev/null || echo none))"
-case $ray_note in *"(ray none)") ray_note="SKIPPED: ray could not be installed from PyPI" ;; esac
+if "$venv/bin/python" -m pip install -q ray; then
+  ray_note="ran on ray $("$venv/bin/python" -c 'import ray; print(ray.__version__)')"
+else
+  ray_note="SKIPPED: ray could not be installed from PyPI"
+fi
 
 rc=0
 (cd bindings/python && "../../$venv/bin/python" -m pytest -v -rs -p no:cacheprovider tests) || rc=$?

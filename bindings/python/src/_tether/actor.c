@@ -206,24 +206,14 @@ static PyObject *actor_stats(PyObject *self, PyObject *unused) {
                        (unsigned long long)s.os_thread_id);
 }
 
+static tether_status actor_error_at(void *ctx, size_t i, tether_error *out) {
+  return tether_actor_error(*(tether_actor *)ctx, i, out);
+}
+
 static PyObject *actor_errors(PyObject *self, PyObject *unused) {
   (void)unused;
   if (!actor_live(self)) return NULL;
-  PyObject *list = PyList_New(0);
-  for (size_t i = 0; list; ++i) {
-    tether_error e = {0};
-    const tether_status rc = tether_actor_error(ACTOR(self), i, &e);
-    if (rc == TETHER_E_INVALID_ARGUMENT) break; /* past the end */
-    if (rc != TETHER_OK) {
-      Py_CLEAR(list);
-      return tpy_raise_status(rc);
-    }
-    PyObject *exc = tpy_error_object(e, ((actor_object *)self)->kept, 0);
-    tether_error_release(e);
-    if (exc == NULL || PyList_Append(list, exc) < 0) Py_CLEAR(list);
-    Py_XDECREF(exc);
-  }
-  return list;
+  return tpy_error_list(actor_error_at, &((actor_object *)self)->a, ((actor_object *)self)->kept);
 }
 
 /* close(): stop(DRAIN) waited to the end with the GIL released, then the threads joined.

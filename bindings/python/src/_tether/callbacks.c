@@ -211,17 +211,18 @@ static tether_status settle_value(tether_task *t, PyObject *res, tpy_call *c, Py
   return TETHER_OK;
 }
 
-tether_status tpy_run_task(tether_task *t, void *arg) {
-  tpy_call *c = arg;
+/* run_call: c's function with self (an actor's state) or the Scope (a target) first. */
+static tether_status run_call(tether_task *t, tpy_call *c, PyObject *self) {
   tpy_gil g = tpy_gil_enter(tether_task_thread_name(t));
   if (g.how == TPY_GIL_REFUSED) return REFUSE(t);
   tpy_in_callback_enter();
-  PyObject *kept = Py_XNewRef(c->kept);
+  PyObject *kept = Py_XNewRef(c->kept); /* call_clear drops c's */
   scope_frame f;
   PyObject *res = NULL;
   if (frame_open(&f, t, kept) == 0) {
-    res = (c->flags & TPY_CALL_SCOPE) ? invoke(c->fn, &f.scope, 1, c->args, c->kwargs)
-                                      : invoke(c->fn, NULL, 0, c->args, c->kwargs);
+    PyObject *first = self ? self : f.scope;
+    res = (self || (c->flags & TPY_CALL_SCOPE)) ? invoke(c->fn, &first, 1, c->args, c->kwargs)
+                                                : invoke(c->fn, NULL, 0, c->args, c->kwargs);
   }
   frame_close(&f);
   tether_status rc = settle_value(t, res, c, kept);
@@ -231,6 +232,8 @@ tether_status tpy_run_task(tether_task *t, void *arg) {
   tpy_gil_leave(g);
   return rc;
 }
+
+tether_status tpy_run_task(tether_task *t, void *arg) { return run_call(t, arg, NULL); }
 
 tether_status tpy_run_ctor(tether_task *t, void *arg, void **state_out) {
   tpy_call *c = arg;
@@ -261,22 +264,7 @@ void tpy_run_dtor(void *state) {
 }
 
 tether_status tpy_run_method(tether_task *t, void *state, void *arg) {
-  tpy_call *c = arg;
-  tpy_gil g = tpy_gil_enter(tether_task_thread_name(t));
-  if (g.how == TPY_GIL_REFUSED) return REFUSE(t);
-  tpy_in_callback_enter();
-  PyObject *kept = Py_XNewRef(c->kept);
-  PyObject *self = (PyObject *)state;
-  scope_frame f;
-  PyObject *res = NULL;
-  if (frame_open(&f, t, kept) == 0) res = invoke(c->fn, &self, 1, c->args, c->kwargs);
-  frame_close(&f);
-  tether_status rc = settle_value(t, res, c, kept);
-  Py_XDECREF(kept);
-  call_clear(c);
-  tpy_in_callback_leave();
-  tpy_gil_leave(g);
-  return rc;
+  return run_call(t, arg, state ? (PyObject *)state : Py_None);
 }
 
 tether_status tpy_run_node(tether_task *t, void *state, void *arg, void *const *inputs, size_t n_inputs,

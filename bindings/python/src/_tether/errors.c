@@ -148,3 +148,21 @@ tether_status tpy_record_exception(tether_task *t, PyObject *kept) {
   Py_XDECREF(tb);
   return rc == TETHER_E_PANIC ? rc : TETHER_E_PANIC;
 }
+
+PyObject *tpy_error_list(tpy_error_at_fn at, void *ctx, PyObject *kept) {
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0; list; ++i) {
+    tether_error e = {0};
+    const tether_status rc = at(ctx, i, &e);
+    if (rc == TETHER_E_INVALID_ARGUMENT) break; /* past the end */
+    if (rc != TETHER_OK) {
+      Py_DECREF(list);
+      return tpy_raise_status(rc);
+    }
+    PyObject *exc = tpy_error_object(e, kept, 0);
+    tether_error_release(e);
+    if (exc == NULL || PyList_Append(list, exc) < 0) Py_CLEAR(list);
+    Py_XDECREF(exc);
+  }
+  return list;
+}

@@ -85,24 +85,14 @@ static PyObject *runner_cancel(PyObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+static tether_status runner_error_at(void *ctx, size_t i, tether_error *out) {
+  return tether_runner_error_at(*(tether_runner *)ctx, i, out);
+}
+
 static PyObject *runner_errors(PyObject *self, PyObject *unused) {
   (void)unused;
   if (!runner_live(self)) return NULL;
-  const size_t n = tether_runner_error_count(RUNNER(self));
-  PyObject *list = PyList_New(0);
-  for (size_t i = 0; list && i < n; ++i) {
-    tether_error e = {0};
-    const tether_status rc = tether_runner_error_at(RUNNER(self), i, &e);
-    if (rc != TETHER_OK) {
-      Py_CLEAR(list);
-      return tpy_raise_status(rc);
-    }
-    PyObject *exc = tpy_error_object(e, ((runner_object *)self)->kept, 0);
-    tether_error_release(e);
-    if (exc == NULL || PyList_Append(list, exc) < 0) Py_CLEAR(list);
-    Py_XDECREF(exc);
-  }
-  return list;
+  return tpy_error_list(runner_error_at, &((runner_object *)self)->r, ((runner_object *)self)->kept);
 }
 
 static PyObject *runner_error(PyObject *self, PyObject *unused) {

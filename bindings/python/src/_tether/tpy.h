@@ -63,6 +63,10 @@ PyObject *tpy_error_object(tether_error e, PyObject *kept, int pop);
  * that key as user_code. Returns the status for the callback to return. */
 tether_status tpy_record_exception(tether_task *t, PyObject *kept);
 PyObject *tpy_set_hooks(PyObject *self, PyObject *args);
+/* tpy_error_list: [error 0, 1, ...] read with at(ctx, i, &e) until it answers
+ * TETHER_E_INVALID_ARGUMENT (past the end), as Python exceptions. */
+typedef tether_status (*tpy_error_at_fn)(void *ctx, size_t i, tether_error *out);
+PyObject *tpy_error_list(tpy_error_at_fn at, void *ctx, PyObject *kept);
 
 /* ---- callbacks.c: trampolines ---- */
 
