@@ -216,11 +216,11 @@ void ThreadGroup::exited(pthread_t self) noexcept {
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
+std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only, const pthread_t* skip) {
   std::vector<pthread_t> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if (exited_only && !it->exited) {
+    if ((exited_only && !it->exited) || (skip != nullptr && pthread_equal(it->thread, *skip))) {
       *keep++ = *it;
     } else {
       claimed.push_back(it->thread);
@@ -232,7 +232,7 @@ std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // each has finished its work
     lock.lock();
@@ -242,10 +242,15 @@ void ThreadGroup::reap() {
 }
 
 void ThreadGroup::join_all() {
+  // A thread of the group that joins it (an object released from one of its own nested
+  // threads) cannot join itself: it is left to the control thread, which joins it once
+  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  const pthread_t self = pthread_self();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
+    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false, &self);
+    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
