@@ -69,6 +69,9 @@ type Actor[S any] struct {
 // once: calls queue behind the constructor, and a failing constructor makes the actor
 // dead (its calls fail with ErrActorDead, whose Cause is the constructor's error).
 func NewActor[S any](opts *ActorOptions, ctor func() (*S, error)) (*Actor[S], error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var o C.tether_actor_options
 	C.tether_actor_options_init(&o)
 	var frees []func()

@@ -29,6 +29,9 @@ type Executor struct {
 
 // NewExecutor starts an executor thread. Close it when done.
 func NewExecutor(opts *ExecutorOptions) (*Executor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var o C.tether_executor_options
 	C.tether_executor_options_init(&o)
 	free := func() {}

@@ -98,6 +98,9 @@ type Graph[In any] struct {
 
 // NewGraph makes an empty graph whose executions take an In.
 func NewGraph[In any]() (*Graph[In], error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var out C.tether_graph
 	if err := statusError(C.tether_graph_create(&out), "NewGraph"); err != nil {
 		return nil, err

@@ -84,6 +84,9 @@ type Runner struct {
 // Run starts target on a new OS thread and returns its runner, which the caller must
 // Close. An error is returned when the thread could not be started.
 func Run(opts *RunOptions, target func(*Scope) error) (*Runner, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var o C.tether_runner_options
 	C.tether_runner_options_init(&o)
 	free := func() {}
