@@ -239,10 +239,7 @@ func Tell[S any](a *Actor[S], fn func(*S) error) error {
 	if a.id.Load() == 0 {
 		return closedError("actor")
 	}
-	return a.q.push(&tellCall{fn: func(state any) error {
-		s, _ := state.(*S)
-		return fn(s)
-	}})
+	return a.q.push(&tellCall[S]{fn: fn})
 }
 
 // State is the actor's life state; for a dead actor, also its constructor's error; for a

@@ -17,15 +17,24 @@ import (
 // (Call, CallScoped, Submit). Each recovers its own panic and turns its error into an
 // *Error that wraps it (runGuarded).
 
-// tellCall is a fire-and-forget call; its error is kept by its queue.
-type tellCall struct{ fn func(state any) error }
+// tellCall is a fire-and-forget actor call (Tell); its error is kept by its queue.
+type tellCall[S any] struct{ fn func(*S) error }
 
-func (c *tellCall) run(t *C.tether_task, state any) error {
-	return runGuarded(t, func() error { return c.fn(state) })
+func (c *tellCall[S]) run(t *C.tether_task, state any) error {
+	s, _ := state.(*S)
+	return runGuarded(t, func() error { return c.fn(s) })
 }
-func (c *tellCall) fail(error)          {}
-func (c *tellCall) cancel()             {}
-func (c *tellCall) fireAndForget() bool { return true }
+func (c *tellCall[S]) fail(error)          {}
+func (c *tellCall[S]) cancel()             {}
+func (c *tellCall[S]) fireAndForget() bool { return true }
+
+// goTask is a fire-and-forget executor task (Executor.Go).
+type goTask struct{ fn func() error }
+
+func (c *goTask) run(t *C.tether_task, _ any) error { return runGuarded(t, c.fn) }
+func (c *goTask) fail(error)                        {}
+func (c *goTask) cancel()                           {}
+func (c *goTask) fireAndForget() bool               { return true }
 
 // futureCall is a call with a future. st arbitrates who settles it, once: run (Pending →
 // Running → terminal), cancel and fail (Pending → terminal).

@@ -83,7 +83,7 @@ func (e *Executor) Go(fn func() error) error {
 	if e.id.Load() == 0 {
 		return closedError("executor")
 	}
-	return e.q.push(&tellCall{fn: func(any) error { return fn() }})
+	return e.q.push(&goTask{fn: fn})
 }
 
 // Stats counts an executor's (or an actor's) work.

@@ -49,12 +49,10 @@ type callQueue struct {
 	mu        sync.Mutex
 	items     []queued
 	spare     []queued // a drained batch's array, reused by the next pushes
-	batch     []queued // the batch the drain runs: batch[next:] are still to start
-	next      int
+	batch     []queued // the batch the drain runs now (its calls are the drain's)
 	scheduled bool
-	running   queued // the call the drain runs now (Stop(StopCancel) cancels it)
-	closed    error  // non-nil: new calls fail with it
-	released  bool   // closed and idle: the handle is deleted, no drain runs again
+	closed    error // non-nil: new calls fail with it
+	released  bool  // closed and idle: the handle is deleted, no drain runs again
 	stats     queueStats
 	errs      []error // the first keptErrors fire-and-forget errors
 }
@@ -177,25 +175,32 @@ func (q *callQueue) drain(t *C.tether_task, state any) {
 		}
 		q.items, q.spare = q.spare[:0], nil
 		q.waiting.Store(0)
-		q.batch, q.next = batch, 0
-		for q.next < len(q.batch) {
-			c := q.batch[q.next]
-			q.batch[q.next] = nil
-			q.next++
-			q.running = c
-			q.mu.Unlock()
-			err := c.run(t, state)
-			q.mu.Lock()
-			q.running = nil
-			q.count(c, err)
+		q.batch = batch // published for Stop(StopCancel), which cancels its calls
+		q.mu.Unlock()
+		var tally queueStats
+		for _, c := range batch {
+			if q.cancelling.Load() { // Stop(StopCancel): what has not started never starts
+				c.fail(errStopCancelled)
+				tally.cancelled++
+				continue
+			}
+			q.tally(&tally, c, c.run(t, state))
 		}
-		ran += len(batch)
+		q.mu.Lock()
 		q.batch = nil
+		clear(batch)
+		q.stats.completed += tally.completed
+		q.stats.failed += tally.failed
+		q.stats.cancelled += tally.cancelled
+		ran += len(batch)
 		if q.spare == nil {
 			q.spare = batch[:0]
 		}
 	}
 }
+
+// errStopCancelled is the error of calls a Stop(StopCancel) cancelled before they ran.
+var errStopCancelled = &Error{Code: CodeCancelled, Message: "cancelled by Stop"}
 
 // lingerForCalls spins up to q.linger for a call to be pushed (true) while the queue
 // is open. It runs on the drain's thread without mu, holding its P: it stays short.
@@ -205,7 +210,8 @@ func (q *callQueue) lingerForCalls() bool {
 	}
 	var end time.Time
 	for i := 0; ; i++ {
-		if q.waiting.Load() > 0 {
+		if n := q.waiting.Load(); n > 0 {
+			q.letBuildUp(n)
 			return true
 		}
 		if q.closing.Load() {
@@ -223,21 +229,41 @@ func (q *callQueue) lingerForCalls() bool {
 	}
 }
 
-// count records the outcome of a call that ran (under mu).
-func (q *callQueue) count(c queued, err error) {
+// letBuildUp lets a streaming producer's calls build up a little before the drain takes
+// them (one lock per batch instead of one per call, fewer cache-line hand-overs): it
+// waits while the count still grows, at most buildUpSpins spins between two calls and up
+// to buildUpMax calls. A lone call (a round trip) waits buildUpSpins spins.
+func (q *callQueue) letBuildUp(n int32) {
+	for quiet := 0; quiet < buildUpSpins && n < buildUpMax; quiet++ {
+		if m := q.waiting.Load(); m != n {
+			n, quiet = m, 0
+		}
+	}
+}
+
+const (
+	buildUpSpins = 64
+	buildUpMax   = 256
+)
+
+// tally counts the outcome of a call that ran, in the drain's own counters (added to
+// stats once per batch); a fire-and-forget error is kept at once.
+func (q *callQueue) tally(t *queueStats, c queued, err error) {
 	switch {
 	case err == nil:
-		q.stats.completed++
+		t.completed++
 	case isCode(err, CodeCancelled):
-		q.stats.cancelled++
+		t.cancelled++
 	default:
-		q.stats.failed++
+		t.failed++
 		if c.fireAndForget() {
+			q.mu.Lock()
 			if len(q.errs) < keptErrors {
 				q.errs = append(q.errs, err)
 			} else {
 				q.stats.errorsDropped++
 			}
+			q.mu.Unlock()
 		}
 	}
 }
@@ -270,35 +296,32 @@ func (q *callQueue) becomeIdle() {
 	}
 }
 
-// close refuses new calls with err and, with cancel, fails the queued ones (also those
-// of the running drain's batch) and asks the running one to stop.
+// close refuses new calls with err and, with cancel, fails the queued ones, cancels
+// those of the running drain's batch (the drain skips what has not started) and asks
+// the running one to stop.
 func (q *callQueue) close(err error, cancel bool) {
 	q.mu.Lock()
 	if q.closed == nil {
 		q.closed = err
 		q.closing.Store(true)
 	}
-	var batch []queued
+	var batch, running []queued
 	if cancel {
 		q.cancelling.Store(true)
-		batch = append(append([]queued(nil), q.batch[q.next:]...), q.items...)
-		for i := q.next; i < len(q.batch); i++ {
-			q.batch[i] = nil
-		}
-		q.next = len(q.batch)
-		q.items = nil
+		batch, q.items = q.items, nil
 		q.waiting.Store(0)
 		q.stats.cancelled += uint64(len(batch))
-		if q.running != nil {
-			q.running.cancel()
-		}
+		running = append(running, q.batch...) // the drain's batch: a copy, it clears its own
 	}
 	if !q.scheduled {
 		q.becomeIdle()
 	}
 	q.mu.Unlock()
+	for _, c := range running {
+		c.cancel() // settles the calls not started; asks the running one to stop
+	}
 	for _, c := range batch {
-		c.fail(&Error{Code: CodeCancelled, Message: "cancelled by Stop"})
+		c.fail(errStopCancelled)
 	}
 }
 
