@@ -250,12 +250,11 @@ func failTask(t *C.tether_task, err error) C.tether_status {
 	code, user, msg := userCodeText(err)
 	cmsg := C.CString(msg)
 	defer C.free(unsafe.Pointer(cmsg))
-	st := C.tether_task_fail_with(t, C.int32_t(code), C.int64_t(user), cmsg)
-	if st == C.TETHER_E_INVALID_ARGUMENT && code != CodeTaskFailed {
-		st = C.tether_task_fail(t, C.int64_t(user), cmsg) // a code fail_with refuses
+	// fail_with returns code once recorded (also for CodeInvalidArgument, which is then
+	// no refusal); any other status is a refusal of the code.
+	if st := C.tether_task_fail_with(t, C.int32_t(code), C.int64_t(user), cmsg); st == C.tether_status(code) {
+		return st
 	}
-	if st == C.TETHER_OK || st == C.TETHER_E_INVALID_ARGUMENT {
-		return C.TETHER_E_TASK_FAILED
-	}
-	return st
+	C.tether_task_fail(t, C.int64_t(user), cmsg) // a code fail_with refuses
+	return C.TETHER_E_TASK_FAILED
 }
