@@ -1,14 +1,10 @@
 // Package tether runs Go code on OS threads that tether pins and watches: the errors of
 // background threads are never lost, and an actor's state never moves to another thread.
 //
-// It binds the C API of the tether library (include/tether/tether.h) with cgo only. The
-// library is found with pkg-config; with a build tree:
-//
-//	cmake -S . -B build/go-lib -G Ninja -DTETHER_BUILD_TESTS=OFF -DTETHER_BUILD_EXAMPLES=OFF
-//	cmake --build build/go-lib
-//	cd bindings/go && PKG_CONFIG_PATH=$PWD/../../build/go-lib/pkgconfig go test -race ./...
-//
-// (the tether.pc of a build tree carries an rpath, so nothing else is needed to run).
+// It binds the C API of the tether library (include/tether/tether.h) with cgo only, and
+// compiles the library into the package (tether_core.cpp, written by
+// scripts/amalgamate_go.sh), so `go build` needs nothing installed but a C++20 compiler.
+// The build tag tether_system links the installed library instead, found by pkg-config.
 //
 // # Threads and goroutines
 //
@@ -20,9 +16,12 @@
 //
 // # Funcs, handles and panics
 //
-// A func travels through the C API as a runtime/cgo.Handle; the library drops it exactly
-// once, when the work has run or instead of running it (cancelled, rejected). A panic in
-// a func is recovered and fails its task with ErrPanic, the panic value in the message.
+// Calls queued on an actor's default thread or an executor wait in a Go-side queue that
+// one C call on that thread drains (queue.go). Every other func travels through the C API
+// as a runtime/cgo.Handle; the library drops it exactly once, when the work has run or
+// instead of running it (cancelled, rejected). A panic in a func is recovered and fails
+// its task with ErrPanic, the panic value in the message. runtime.Goexit (t.Fatal) in a
+// func tether runs ends the process: Go allows it only on threads Go made.
 //
 // # Compiled graphs
 //
