@@ -77,14 +77,17 @@ class Deadline {
 
   static Deadline after(int64_t timeout_ns) noexcept {
     Deadline d;
-    // A wait of more than a century is a wait forever; it also keeps every sum below in range.
-    constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
     if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
     d.forever_ = false;
     d.zero_ = timeout_ns == 0;
     if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
     d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
     return d;
+  }
+
+  // saturating_after: now + ns, clamped to a century ahead (ns may be up to INT64_MAX).
+  static Clock::time_point saturating_after(Clock::time_point now, int64_t ns) noexcept {
+    return now + std::chrono::nanoseconds(ns < 0 ? 0 : (ns > kCenturyNs ? kCenturyNs : ns));
   }
 
   [[nodiscard]] bool forever() const noexcept { return forever_; }
@@ -103,6 +106,8 @@ class Deadline {
   }
 
  private:
+  // A wait of more than a century is a wait forever; it also keeps every sum in range.
+  static constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
   bool forever_ = true;
   bool zero_ = false;
   Clock::time_point at_{};
@@ -159,7 +164,8 @@ class CallLedger {
   CallLedger& operator=(const CallLedger&) = delete;
 
   // admit: takes one queue slot. TETHER_OK, TETHER_E_QUEUE_FULL (deadline never blocks),
-  // or TETHER_E_TIMEOUT. A refusal is counted as rejected.
+  // TETHER_E_TIMEOUT, or TETHER_E_INVALID_HANDLE (the owner's handle ended while this
+  // waited for room: end_handle). A refusal is counted as rejected.
   [[nodiscard]] int32_t admit(Deadline deadline);
   // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
   // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
@@ -167,6 +173,9 @@ class CallLedger {
   void admit_or_throw(Deadline room, bool inside, const std::string& queue);
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
+  // end_handle: the owner's handle was released: producers waiting for room return
+  // TETHER_E_INVALID_HANDLE at once, as every other wait on a released handle does.
+  void end_handle() noexcept;
   void reject() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
 
   void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
@@ -219,6 +228,7 @@ class CallLedger {
 
   alignas(64) mutable std::mutex mutex_;
   std::condition_variable room_;
+  bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
   std::vector<Tally*> tallies_;   // guarded by mutex_: producers calling fast now
   uint64_t retired_admitted_ = 0;  // guarded by mutex_: admitted through removed tallies
@@ -251,17 +261,35 @@ class CallLedger {
 // source_marks.h explains, in batches, a source at a time.
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
-// other side really parked): a consumer with nothing to do spins for idle_spin_ns, then
-// counts itself in sleepers_ and re-checks every source before waiting on cv_. A
-// producer publishes, then reads sleepers_ and notifies (taking mutex_ first, so the
-// notify cannot fall between check and wait). With one consumer, sleepers_ is a flag the
-// notifying producer clears, so one push, not every push, pays for the wake-up; the
-// consumer marks itself afresh before every wait. Dekker pairs: a mailbox push is a
-// seq_cst exchange and its sleepers_ load is seq_cst; a ring producer has only a
-// light_fence() between publishing and reading sleepers_, so a consumer parking while
-// rings exist makes a heavy_fence() between marking itself and re-checking
-// (asymmetric_fence.h).
+// other side really parked). sleepers_ is the consumer's announcement that it may sleep:
+// with one consumer a flag (0 awake, 1 announced), with several a count of announcers.
 //
+//   consumer (next)                          producer (push, push_fast, wake_parked)
+//   C1 nothing to pop: spin idle_spin_ns     P1 publish the call (mailbox: seq_cst
+//   C2 announce: sleepers_ = 1 (or +1)          exchange; ring: release store of its
+//   C3 full fence (heavy_fence if rings)        count, then light_fence)
+//   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
+//   C5 work or closed?  -> no wait, go to C8 P3 one consumer: seq_cst fence, then
+//   C6 one consumer: sleepers_ == 0?            exchange(sleepers_, 0); it was 0: done
+//      -> no wait, go to C8                  P4 lock and unlock mutex_, notify_one
+//   C7 cv_.wait (unlocks atomically)
+//   C8 sleepers_ = 0 (or -1); back to C1, which pops first
+//
+// Why no wake-up is lost (one consumer): suppose the consumer waits in C7 while call X
+// is published. Its C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so
+// either C5 saw X (no wait), or X's producer read the announcement in P2 and reaches P3.
+// If its P3 cleared the announcement after C6 read it, its P4 lock comes after C7 unlocked,
+// so the notify reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait.
+// If P3 came before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
+// announcement), P3's fence orders P1 before C2's fence, so C5 saw X. If P3 found 0, the
+// producer that cleared it, or the consumer in C8, is in one of these same cases.
+// C6 is what an earlier version lacked: a delayed producer cleared a fresh announcement
+// and gave its notify before the consumer locked, and the consumer then waited with
+// sleepers_ == 0, so no later producer woke it (the executor stall under Go bursts).
+// Several consumers: P3 is skipped, every producer that sees a count notifies one waiter,
+// and the Dekker pair alone decides (a notified waiter is no longer a waiter, so two
+// notifies reach two threads).
+
 // Cancelling queued calls (cancel_queued) reaches every call not yet started while the
 // consumer may be blocked forever in user code. Mailbox: under the consumer token, as
 // every pop. Rings: the consumer steps past an entry (a store of its position), makes a
@@ -308,8 +336,10 @@ class CallLedger {
 namespace tether {
 
 namespace fence_detail {
-extern const bool g_membarrier;  // registered for PRIVATE_EXPEDITED when the library loaded
+extern bool g_membarrier;  // registered for PRIVATE_EXPEDITED at load (and again after fork)
 void full_fence() noexcept;      // a real full fence (out of line: see asymmetric_fence.cpp)
+// after_fork_in_child: registers the child's address space (fork_guard.cpp).
+void after_fork_in_child() noexcept;
 }  // namespace fence_detail
 
 // light_fence: the hot side. Orders this thread's earlier stores before its later loads
@@ -350,6 +380,11 @@ class CallPool {
 
   [[nodiscard]] static void* allocate(size_t size);
   static void free(void* p) noexcept;
+
+  // The fork handlers (fork_guard.cpp): the depot's lock.
+  static void before_fork();
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
 };
 
 }  // namespace tether
@@ -605,9 +640,54 @@ void CallRing::for_each_queued(F&& f) noexcept {
 
 }  // namespace tether
 // ---- end of core/call_ring.h ----
+// ---- core/chaos.h ----
+// chaos_point: a place in a concurrency protocol where another thread's step may fall.
+//
+// In a chaos build (CMake option TETHER_CHAOS, test-only: never in a release package) each
+// point, drawn from a per-thread generator, yields the CPU now and then and sleeps a few
+// microseconds more rarely, so that interleavings which need a thread to be preempted
+// between two instructions (a producer between reading a parked flag and clearing it, a
+// consumer between checking for work and waiting) happen thousands of times a second
+// instead of once an hour. Elsewhere it compiles to nothing.
+
+#ifdef TETHER_CHAOS
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#endif
+
+namespace tether {
+
+#ifdef TETHER_CHAOS
+namespace chaos_detail {
+// next: xorshift64*, one state per thread (seeded from its address: threads differ).
+inline uint64_t next() noexcept {
+  thread_local uint64_t state = 0;
+  if (state == 0) state = reinterpret_cast<uintptr_t>(&state) * 0x9E3779B97F4A7C15ULL | 1;
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  return state * 0x2545F4914F6CDD1DULL;
+}
+}  // namespace chaos_detail
+
+inline void chaos_point() noexcept {
+  const uint64_t r = chaos_detail::next() >> 32;
+  if ((r & 15) == 0) {
+    std::this_thread::yield();                                      // 1 in 16
+  } else if ((r & 511) == 1) {
+    std::this_thread::sleep_for(std::chrono::microseconds(1 + (r >> 9) % 50));  // 1 in 512
+  }
+}
+#else
+inline void chaos_point() noexcept {}
+#endif
+
+}  // namespace tether
+// ---- end of core/chaos.h ----
 // ---- core/mailbox.h ----
-// Mailbox: the queue in front of a lane's threads. Producers never lock: a push is one
-// atomic exchange and one store (Dmitry Vyukov's intrusive multi-producer queue). The
+// Mailbox: the queue in front of a lane's threads. The queue itself takes no lock: a push
+// is one atomic exchange and one store (Dmitry Vyukov's intrusive multi-producer queue). The
 // consumer side is serialised by a token held only while a node is unlinked or while a
 // canceller walks the queue — never while user code runs — so several threads can
 // consume (a group of N threads) and a canceller can reach queued nodes while the lane's
@@ -616,7 +696,8 @@ void CallRing::for_each_queued(F&& f) noexcept {
 // Thread safety: push() from any thread. pop(), for_each_queued() need the token
 // (ConsumerToken). Memory ordering: push publishes a node with a release store of its
 // predecessor's next; the consumer reads next with acquire. The token's acquire/release
-// orders everything consumers and cancellers do to nodes still queued.
+// orders everything consumers and cancellers do to nodes still queued. (A lane with rings
+// serialises its pushes under its own push_mutex_ to keep the ordering marks: lane.h.)
 
 #include <atomic>
 #include <thread>
@@ -649,6 +730,7 @@ class Mailbox {
   void push(MailboxNode* n) noexcept {
     n->next.store(nullptr, std::memory_order_relaxed);
     MailboxNode* prev = tail_.exchange(n, std::memory_order_seq_cst);
+    chaos_point();  // the half-linked state consumers must tolerate
     prev->next.store(n, std::memory_order_release);
   }
 
@@ -759,6 +841,9 @@ struct ThreadOptions {
 // aside), for tests that must see every thread joined before the process ends.
 [[nodiscard]] size_t unjoined_threads() noexcept;
 
+// forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
+void forget_parent_threads() noexcept;
+
 // fail_thread_creates_after: test hook; the creation after `successes` more fails once
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;
@@ -795,7 +880,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
 
   // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined. Must not be called from a thread of the group.
+  // them) has exited and been joined — but the calling thread, when it is one of the
+  // group's: the control thread joins that one once it has exited.
   void join_all();
 
   // orphan: nobody will call join_all; the control thread joins every thread left.
@@ -813,7 +899,7 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   };
   void reap();  // a control-thread job: joins the exited threads until there are none
   // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<pthread_t> claim_locked(bool exited_only);
+  std::vector<pthread_t> claim_locked(bool exited_only, const pthread_t* skip);
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends
@@ -907,6 +993,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   [[nodiscard]] bool is_inside() const noexcept;
   [[nodiscard]] size_t thread_count() const noexcept { return options_.threads; }
   [[nodiscard]] bool manual() const noexcept { return options_.threads == 0; }
+  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return tid_.load(std::memory_order_acquire); }
 
   // push: queues c for the lane's threads (the lane owns it from now on).
@@ -930,8 +1017,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
     }, rings < kLaneRings ? rings : kLaneRings);
     ring.append_fast(call, &target);
     ring.publish();
-    light_fence();  // pairs with the heavy_fence of a consumer about to park (next())
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();
+    chaos_point();
+    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
   }
 
   // open: lets a gated lane's threads start popping.
@@ -1055,6 +1143,30 @@ class Lane : public std::enable_shared_from_this<Lane> {
 #include <string>
 #include <vector>
 
+// ---- core/task_origin.h ----
+// TaskOrigin: what a task knows of the object its callback works for (an actor, a
+// compiled graph's node), beyond its scope.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace tether {
+
+class ThreadGroup;
+
+struct TaskOrigin {
+  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
+  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
+  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
+  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
+  // (a step must end when its callback returns, or the graph's order could not hold).
+  const std::atomic<bool>* graph_stop = nullptr;
+  bool graph_node = false;
+};
+
+}  // namespace tether
+// ---- end of core/task_origin.h ----
 // ---- core/user_arg.h ----
 // UserArg: a user's `arg` with its `arg_drop`, owned. The drop runs exactly once, when the
 // owner lets go (destruction or reset), unless the value was taken out with release().
@@ -1133,6 +1245,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     std::shared_ptr<ThreadGroup> threads;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
+    // For a call: the handle of the actor it belongs to. Its nested threads belong to the
+    // actor too (tether_task_actor; the actor's end waits for them: Actor::is_inside).
+    uint64_t actor = 0;
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
     // it from one of them while it is not done is a wait on yourself.
     std::shared_ptr<const std::vector<const void*>> serving_lanes;
@@ -1200,6 +1315,18 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
   void on_done(tether_notify_fn fn, UserArg arg);
+  // add_notice: on_done that can be taken back: an id for remove_notice (0: it ran now).
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg);
+  // remove_notice: the notice `id` will not run (its arg is dropped here); no effect once
+  // it has run. What a waiter that stops waiting uses, so waits leave nothing behind.
+  void remove_notice(uint64_t id) noexcept;
+  // on_quiet: fn(arg) once every participant has returned (at once, here, if none is
+  // live). Later than on_done when the scope failed while nested threads still ran:
+  // an owner that must outlive ALL of a call's work (an actor's end) waits for this.
+  void on_quiet(tether_notify_fn fn, UserArg arg);
+  // wait_quiet: blocks until every participant has returned (no inside check: for an
+  // owner that knows the participants do not wait on it).
+  void wait_quiet();
 
   // The C handle naming this scope (0 until set), for tether_task_runner.
   void set_handle(uint64_t id) noexcept { handle_.store(id, std::memory_order_release); }
@@ -1221,10 +1348,15 @@ class Scope : public std::enable_shared_from_this<Scope> {
   struct Notice {
     tether_notify_fn fn;
     UserArg arg;
+    uint64_t id = 0;  // non-zero: removable (add_notice)
   };
   class Participant;
 
   void finish(ErrorPtr error);  // a participant returned (error null on success)
+  // nested_origin: what the tasks of this scope's threads know of its owner.
+  [[nodiscard]] TaskOrigin nested_origin() const noexcept;
+  // leave_locked: one participant fewer; the on_quiet notices due when none is left.
+  [[nodiscard]] std::vector<Notice> leave_locked();
   // record_locked: appends e; the first error of a live scope fails it. Returns the
   // notices to run (unlocked) if the scope just became terminal.
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
@@ -1245,6 +1377,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle
   std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
+  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   bool handle_ended_ = false;      // guarded by mutex_
@@ -1333,6 +1467,64 @@ class Executor : public std::enable_shared_from_this<Executor> {
 #include <memory>
 #include <string>
 
+// ---- core/fork_guard.h ----
+// fork_guard: what fork() leaves of the library in the child.
+//
+// POSIX lets a child of a multithreaded process do little before exec, and a library must
+// not be stricter than that. So: a child forked before the library made any object uses
+// it like any process. A child forked from a process with live objects gets
+// TETHER_E_FORKED from every handle of the parent's (nothing of the parent's is dropped,
+// joined or run there: the threads that owned it do not exist), and new objects it makes
+// work. How:
+//   - The fork epoch counts the forks between the process that loaded the library and
+//     this one. A handle (handle_table.h) and a task (task.h) remember the epoch they were
+//     made in; one from an earlier epoch is the parent's.
+//   - The library's global locks (fork_guard.cpp lists them, in lock order) are taken by
+//     the atfork prepare handler and released in the parent; in the child they are made
+//     anew, since no thread of the parent's can hold them there.
+//   - The child handler resets what is per process and cannot be the parent's: the
+//     control thread (not running in the child: started afresh on first use), the count
+//     of unjoined threads, the forking thread's actor cache, the membarrier registration.
+//   - A library thread that forked from a callback is, in the child, the only thread: when
+//     the callback returns there, it runs nothing more of the parent's work and ends
+//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <new>
+
+namespace tether {
+
+namespace fork_detail {
+// Memory ordering: relaxed. Written only by the child handler, while the child has one
+// thread, before that thread makes any further call; threads made later start after it.
+extern std::atomic<uint32_t> g_epoch;
+}  // namespace fork_detail
+
+// fork_epoch: inline, it runs on every handle lookup.
+[[nodiscard]] inline uint32_t fork_epoch() noexcept { return fork_detail::g_epoch.load(std::memory_order_relaxed); }
+
+// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler,
+// unlocked in the parent, made anew in the child (fork_guard.cpp calls the three).
+class ForkSafeMutex {
+ public:
+  void lock() { mutex_.lock(); }
+  void unlock() noexcept { mutex_.unlock(); }
+  bool try_lock() noexcept { return mutex_.try_lock(); }
+
+  void before_fork() { mutex_.lock(); }
+  void after_fork_in_parent() noexcept { mutex_.unlock(); }
+  // after_fork_in_child: the old mutex is locked by a thread that has no counterpart in
+  // the child; a fresh one replaces it (a glibc mutex owns no resource to free).
+  void after_fork_in_child() noexcept { new (&mutex_) std::mutex(); }
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace tether
+// ---- end of core/fork_guard.h ----
 // ---- core/hot_tls.h ----
 // TETHER_HOT_TLS: thread-locals read on every call use the initial-exec TLS model, so a
 // read is one load instead of a __tls_get_addr call. libtether is linked, not dlopen'ed
@@ -1351,17 +1543,6 @@ namespace tether {
 class Scope;
 class ThreadGroup;
 
-// TaskOrigin: where a task comes from, beyond its scope.
-struct TaskOrigin {
-  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
-  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
-  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
-  const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
-};
-
 class Task {
  public:
   using Origin = TaskOrigin;
@@ -1369,7 +1550,7 @@ class Task {
   // none until it spawns a nested thread (lazy_scope()).
 
   Task(Scope* scope, const std::string& thread_name, bool is_target, Origin origin = {}) noexcept
-      : scope_(scope), thread_name_(thread_name), is_target_(is_target), origin_(origin) {}
+      : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
@@ -1385,6 +1566,8 @@ class Task {
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
   // is_target: the runner's target (it alone fills the result slot).
   [[nodiscard]] bool is_target() const noexcept { return is_target_; }
+  // from_parent_process: the task began before a fork() and this is the child (fork_guard.h).
+  [[nodiscard]] bool from_parent_process() const noexcept { return epoch_ != fork_epoch(); }
 
   // record_failure: the task fails with e even if it then returns OK; a later record wins.
   void record_failure(ErrorPtr e) noexcept { failure_ = std::move(e); }
@@ -1403,6 +1586,7 @@ class Task {
   Scope* scope_;
   const std::string& thread_name_;
   bool is_target_;
+  uint32_t epoch_;  // the fork epoch the task began in
   Origin origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
@@ -1427,6 +1611,11 @@ class CurrentTask {
   Task* previous_;
 };
 
+// end_forked_callback: a callback forked and returned in the child: nothing more of the
+// parent's work may run there (its locks, its other threads do not exist), so the child
+// process ends here, as by exit(0).
+[[noreturn]] void end_forked_callback() noexcept;
+
 // task_outcome: the error of a callback that returned rc (null when it succeeded).
 [[nodiscard]] ErrorPtr task_outcome(const Task& task, int32_t rc);
 
@@ -1443,8 +1632,10 @@ template <class Invoke>
   try {
     rc = invoke(task.as_c());
   } catch (...) {
+    if (task.from_parent_process()) end_forked_callback();
     return exception_error(task);
   }
+  if (task.from_parent_process()) [[unlikely]] end_forked_callback();
   if (rc == TETHER_OK && !task.failure()) return nullptr;  // the common case, inline
   try {
     return task_outcome(task, rc);
@@ -1684,6 +1875,12 @@ class ControlThread {
   // static destructor when the process exits or the library is unloaded.
   void stop_at_exit();
 
+  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
+  // (the parent's objects) are left alone for good, and a later post starts a new one.
+  void before_fork();
+  void after_fork_in_parent() noexcept;
+  void after_fork_in_child() noexcept;
+
  private:
   ControlThread() = default;
   void loop();
@@ -1708,6 +1905,9 @@ class ControlThread {
 // dereferenced. Lookups hand out a shared_ptr, so an object stays alive for as long as a
 // call is using it, even if another thread releases the handle meanwhile.
 //
+// After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
+// every use of its id is TETHER_E_FORKED, and its object is never touched again there.
+//
 // Thread safety: every member may be called from any thread; mutex_ guards slots_ and
 // free_. The table is never destroyed (a process may exit with live handles).
 
@@ -1715,6 +1915,7 @@ class ControlThread {
 #include <memory>
 #include <mutex>
 #include <vector>
+
 
 namespace tether {
 
@@ -1744,11 +1945,17 @@ class HandleTable {
     return std::static_pointer_cast<T>(remove(kind, id));
   }
 
+  // The fork handlers (fork_guard.cpp).
+  void before_fork() { mutex_.before_fork(); }
+  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
+  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+
  private:
   HandleTable() = default;
 
   struct Slot {
     uint32_t generation = 1;
+    uint32_t epoch = 0;           // the fork epoch it was filled in
     Kind kind{};                  // kind of the live object; meaningless while free
     std::shared_ptr<void> object;  // null while the slot is free
   };
@@ -1758,7 +1965,7 @@ class HandleTable {
   // locate: the live slot for id, or throws. Caller holds mutex_.
   [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
 
-  mutable std::mutex mutex_;
+  mutable ForkSafeMutex mutex_;
   std::vector<Slot> slots_;   // guarded by mutex_
   std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
 };
@@ -1802,10 +2009,18 @@ class Actor::CtorCall : public Call {
       Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
-      if (task.lazy_scope()) {  // nested threads run on; the actor waits for them before its end
+      if (task.lazy_scope()) {
         task.lazy_scope()->finish_call(err);
         nested = task.lazy_scope();
       }
+    }
+    if (nested) {
+      // The constructor is done when its nested threads are: one that fails kills the
+      // actor as the constructor's own failure does. The default thread waits (calls
+      // queue behind a constructor anyway); a nested thread that waits on a call of its
+      // own actor would wait for ever, as the header says.
+      nested->wait_quiet();
+      if (!err && nested->state() == TETHER_FAILED) err = nested->first_error();
     }
     if (err) {
       actor_.ctor_error_ = std::move(err);
@@ -2006,6 +2221,11 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
+  if (lane->manual() && lane->closed()) {
+    ledger_.reject();
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
+                                             "nothing can run its calls");
+  }
   ledger_.admit_or_throw(room, lane->is_inside(), "actor '" + name_ + "' mailbox");
   std::shared_ptr<Scope> future;
   Call* c;
@@ -2018,6 +2238,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
         scope_options.serving_lane_id = lane->id();
       }
       scope_options.owner_stop = &cancel_;
+      scope_options.actor = handle_;
       scope_options.spin_wait = true;
       scope_options.threads = group_threads_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
@@ -2087,13 +2308,21 @@ void Actor::finish_if_idle() noexcept {
 }
 
 void Actor::settle_when_done(Scope* call) noexcept {
-  // A call's nested threads may still run after its method returned: the actor (its
-  // state, its destructor) waits for them too.
-  if (call != nullptr && call->state() < TETHER_SUCCEEDED) {
+  // A call's nested threads may still run after its method returned — even after the
+  // call FAILED (a scope is terminal at its first error): the actor (its state, its
+  // destructor) waits until every one of them has returned. The notice holds the actor:
+  // the settle it makes may be the last, and the destructor may end the actor on
+  // another thread before the settle has returned.
+  if (call != nullptr) {
+    std::shared_ptr<Actor>* keep = nullptr;
     try {
-      call->on_done([](void* actor) { static_cast<Actor*>(actor)->settle(); }, UserArg(this, nullptr));
+      keep = new std::shared_ptr<Actor>(shared_from_this());
+      call->on_quiet([](void* p) { (*static_cast<std::shared_ptr<Actor>*>(p))->settle(); },
+                     UserArg(keep, [](void* p) { delete static_cast<std::shared_ptr<Actor>*>(p); }));
       return;
-    } catch (...) {  // no memory to wait: settle now rather than never
+    } catch (...) {  // no memory to wait without blocking: wait here rather than settle early
+      delete keep;
+      call->wait_quiet();
     }
   }
   settle();
@@ -2153,6 +2382,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 
 void Actor::release(bool wait) {
   handle_live_.store(false, std::memory_order_release);  // fast-path callers see it (actor_cache)
+  ledger_.end_handle();  // callers waiting for room in the mailbox return INVALID_HANDLE
   start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {
     std::lock_guard lock(mutex_);
@@ -2195,27 +2425,6 @@ void Actor::release(bool wait) {
 #include <cstdint>
 #include <memory>
 
-// ---- core/fork_guard.h ----
-// fork_guard: after fork(), the child may only exec. A pthread_atfork child handler sets
-// one flag that every handle call checks (an atomic load, not a pid check per call).
-
-#include <atomic>
-
-namespace tether {
-
-namespace fork_detail {
-// Memory ordering: relaxed. The flag is written by the single thread of a fresh child
-// before that thread makes any further call, so its own later loads see it.
-extern std::atomic<bool> g_forked;
-}  // namespace fork_detail
-
-// in_forked_child: inline, it runs twice on every call of the C API.
-[[nodiscard]] inline bool in_forked_child() noexcept {
-  return fork_detail::g_forked.load(std::memory_order_relaxed);
-}
-
-}  // namespace tether
-// ---- end of core/fork_guard.h ----
 #include "tether/tether.h"
 
 namespace tether::actor_cache {
@@ -2236,7 +2445,7 @@ extern TETHER_HOT_TLS thread_local Hot t_hot;
 // fire-and-forget call starts here.
 [[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
-  if (h.id != id || id == 0 || m == nullptr || in_forked_child()) return false;
+  if (h.id != id || id == 0 || m == nullptr) return false;
   return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
 }
 
@@ -2252,6 +2461,10 @@ void forget_released(uint64_t id) noexcept;
 
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
+
+// after_fork_in_child: the forking thread's entries are the parent's actors: left alone for
+// good (nothing of theirs may run in the child), so its next call takes the general path.
+void after_fork_in_child() noexcept;
 
 }  // namespace tether::actor_cache
 // ---- end of core/actor_cache.h ----
@@ -2316,11 +2529,6 @@ struct Cache {
     t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
     t_cache_gone = true;
     for (Entry& e : entries) {
-      if (in_forked_child()) {
-        // Nothing of the parent's may run here: keep the references forever.
-        new Entry(std::move(e));
-        continue;
-      }
       Entry gone = std::move(e);
       gone.close();
     }
@@ -2352,7 +2560,7 @@ void forget_released(uint64_t id) noexcept {
 }
 
 bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || in_forked_child() || t_cache_gone) return false;
+  if (id == 0 || t_cache_gone) return false;
   Cache& c = t_cache;
   Closing evicted;
   Entry* e = find(c, id);
@@ -2391,6 +2599,20 @@ void forget(uint64_t id) noexcept {
   if (e == &c.entries[0]) c.sync_hot();
 }
 
+void after_fork_in_child() noexcept {
+  if (t_cache_gone) return;
+  Cache& c = t_cache;
+  for (Entry& e : c.entries) {
+    if (e.id == 0 && !e.actor) continue;
+    try {
+      new Entry(std::move(e));  // never closed, never destroyed
+    } catch (...) {           // no memory: forget the entry without closing it
+      (void)new (&e) Entry();
+    }
+  }
+  c.sync_hot();
+}
+
 }  // namespace tether::actor_cache
 // ==== core/actor_fast_path.cpp ====
 // The actor's fire-and-forget fast path: a call made without a future, to the default
@@ -2405,7 +2627,8 @@ void forget(uint64_t id) noexcept {
 namespace tether {
 
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
-  if (ledger_.capacity() != 0 || default_lane_->thread_count() > 1) return nullptr;
+  // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
+  if (ledger_.capacity() != 0 || default_lane_->thread_count() != 1) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {
@@ -2505,6 +2728,8 @@ void Actor::settle_fast() noexcept {
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #if defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -2515,6 +2740,9 @@ namespace fence_detail {
 namespace {
 
 bool register_membarrier() noexcept {
+  // TETHER_NO_MEMBARRIER=1: the fallback fences, so tests can run them where membarrier works.
+  const char* off = std::getenv("TETHER_NO_MEMBARRIER");
+  if (off != nullptr && *off != '\0' && *off != '0') return false;
 #if defined(__linux__) && defined(__NR_membarrier)
   const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
@@ -2526,8 +2754,12 @@ bool register_membarrier() noexcept {
 
 }  // namespace
 
-// Decided once, when the library loads and before any thread of ours exists.
-const bool g_membarrier = register_membarrier();
+// Decided when the library loads, before any thread of ours exists, and again in a forked
+// child (whose one thread is then the only reader): the registration belongs to an
+// address space, and the child's is new.
+bool g_membarrier = register_membarrier();
+
+void after_fork_in_child() noexcept { g_membarrier = g_membarrier && register_membarrier(); }
 
 void full_fence() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -2578,8 +2810,12 @@ int32_t CallLedger::admit(Deadline deadline) {
     }
     std::unique_lock lock(mutex_);
     room_waiters_.fetch_add(1, std::memory_order_seq_cst);
-    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_; });
+    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_ || handle_ended_; });
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    if (handle_ended_) {
+      reject();
+      return TETHER_E_INVALID_HANDLE;
+    }
     if (!room) {
       reject();
       return TETHER_E_TIMEOUT;
@@ -2596,6 +2832,8 @@ void CallLedger::admit_or_throw(Deadline room, bool inside, const std::string& q
       throw StatusError(admitted, queue + " is full (" + std::to_string(capacity_) + " calls)");
     case TETHER_E_DEADLOCK:
       throw StatusError(admitted, "waiting for room in " + queue + " from the thread that empties it would wait on itself");
+    case TETHER_E_INVALID_HANDLE:
+      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue);
     default:
       throw StatusError(admitted, "no room in " + queue + " within the timeout");
   }
@@ -2607,6 +2845,14 @@ void CallLedger::leave() noexcept {
     { std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees the change
     room_.notify_all();
   }
+}
+
+void CallLedger::end_handle() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    handle_ended_ = true;
+  }
+  room_.notify_all();
 }
 
 void CallLedger::fire_and_forget_failed(ErrorPtr e) {
@@ -2743,7 +2989,7 @@ struct FreeSlot {
 // A batch: kMagazine free slots linked through their first word.
 struct Depot {
   static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
-  std::mutex mutex;
+  ForkSafeMutex mutex;
   std::vector<FreeSlot*> batches;  // guarded by mutex
 
   FreeSlot* take() {
@@ -2788,6 +3034,10 @@ struct Magazine {
 TETHER_HOT_TLS thread_local Magazine t_magazine;
 
 }  // namespace
+
+void CallPool::before_fork() { depot().mutex.before_fork(); }
+void CallPool::after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
+void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
 
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);
@@ -3142,6 +3392,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
 #include <unordered_map>
 #include <vector>
 
+
 namespace tether {
 
 class Lane;
@@ -3156,9 +3407,14 @@ class GraphHosts {
   // uninstall: lane is free for another graph (no effect unless it hosts graph).
   void uninstall(const Lane& lane, uint64_t graph) noexcept;
 
+  // The fork handlers (fork_guard.cpp).
+  void before_fork() { mutex_.before_fork(); }
+  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
+  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+
  private:
   GraphHosts() = default;
-  std::mutex mutex_;
+  ForkSafeMutex mutex_;
   std::unordered_map<uint64_t, uint64_t> hosts_;  // guarded by mutex_: lane id -> graph
 };
 
@@ -3544,6 +3800,8 @@ void CompiledGraph::tear_down() noexcept {
 #undef g_out_of_memory
 // ==== core/control_thread.cpp ====
 
+#include <new>
+
 
 namespace tether {
 namespace {
@@ -3608,6 +3866,29 @@ void ControlThread::loop() {
     job = nullptr;  // what the job held (maybe an object's last reference) dies unlocked
     lock.lock();
   }
+}
+
+void ControlThread::before_fork() { mutex_.lock(); }
+
+void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
+
+void ControlThread::after_fork_in_child() noexcept {
+  // The parent's control thread may have been waiting on cv_, which the child can never
+  // wake: both the mutex and the condition variable are made anew (not destroyed: a
+  // glibc mutex or condvar owns nothing to free). The queued jobs hold the parent's
+  // objects: moved where nothing will ever run or destroy them.
+  new (&mutex_) std::mutex();
+  new (&cv_) std::condition_variable();
+  if (!jobs_.empty()) {
+    try {
+      new std::deque<std::function<void()>>(std::move(jobs_));
+    } catch (...) {  // no memory: leaking the jobs in place is as good
+      new (&jobs_) std::deque<std::function<void()>>();
+    }
+  }
+  started_ = false;
+  stopping_ = false;
+  thread_ = {};
 }
 
 void ControlThread::stop_at_exit() {
@@ -3786,13 +4067,9 @@ bool Executor::add_user() noexcept {
 
 void Executor::drop_user(bool wait) {
   if (users_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // The last user: run or cancel what is queued, then let the thread end.
+  // The last user: run or cancel what is queued, then let the thread end. (A manual
+  // executor shut down when its handle went: release_handle.)
   if (options_.manual) {
-    if (lane_->is_owner()) {
-      lane_->drain_here();
-    } else {
-      lane_->cancel_queued([](const Call&) { return true; });
-    }
     lane_->close();
     return;
   }
@@ -3805,24 +4082,66 @@ void Executor::drop_user(bool wait) {
   }
 }
 
-void Executor::release_handle(bool wait) { drop_user(wait); }
+void Executor::release_handle(bool wait) {
+  ledger_.end_handle();
+  // A manual executor whose handle is gone can never run again (tether_executor_run needs
+  // the handle): it shuts down now, whatever actors still use it. Its owner drains what
+  // is queued; anyone else cancels it; later pushes are cancelled (Lane::push), and the
+  // actors on it refuse calls with SHUTDOWN (Actor::call), so nothing waits for ever.
+  if (options_.manual) {
+    lane_->close();  // first: a push that follows sees it and cancels itself
+    if (lane_->is_owner()) {
+      lane_->drain_here();
+    } else {
+      (void)lane_->cancel_queued([](const Call&) { return true; });
+    }
+  }
+  drop_user(wait);
+}
 
 }  // namespace tether
 // ==== core/fork_guard.cpp ====
 
 #include <pthread.h>
 
+
 namespace tether {
 namespace fork_detail {
 
-std::atomic<bool> g_forked{false};
+std::atomic<uint32_t> g_epoch{0};
 
 namespace {
 
-void on_fork_child() { g_forked.store(true, std::memory_order_relaxed); }
+// The global locks, in lock order: the control thread's (held while it starts a thread),
+// the graph hosts', the handle table's, the call pool depot's (leaves: nothing is locked
+// under them). Each object is never destroyed, so the handlers may run at any time.
+void prepare() {
+  ControlThread::instance().before_fork();
+  GraphHosts::instance().before_fork();
+  HandleTable::instance().before_fork();
+  CallPool::before_fork();
+}
+
+void parent() {
+  CallPool::after_fork_in_parent();
+  HandleTable::instance().after_fork_in_parent();
+  GraphHosts::instance().after_fork_in_parent();
+  ControlThread::instance().after_fork_in_parent();
+}
+
+void child() {
+  g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  CallPool::after_fork_in_child();
+  HandleTable::instance().after_fork_in_child();
+  GraphHosts::instance().after_fork_in_child();
+  ControlThread::instance().after_fork_in_child();
+  forget_parent_threads();
+  actor_cache::after_fork_in_child();
+  fence_detail::after_fork_in_child();
+}
 
 // Registered when the library loads, so a fork before the first call is seen too.
-[[maybe_unused]] const bool g_registered = [] { return pthread_atfork(nullptr, nullptr, &on_fork_child) == 0; }();
+[[maybe_unused]] const bool g_registered = [] { return pthread_atfork(&prepare, &parent, &child) == 0; }();
 
 }  // namespace
 }  // namespace fork_detail
@@ -4102,6 +4421,7 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
   }
   Slot& slot = slots_[index];
   slot.kind = kind;
+  slot.epoch = fork_epoch();
   slot.object = std::move(obj);
   return pack(kind, slot.generation, index);
 }
@@ -4122,6 +4442,11 @@ size_t HandleTable::locate(Kind kind, uint64_t id) const {
   const Slot& slot = slots_[index];
   if (slot.generation != generation || !slot.object || slot.kind != kind) {
     invalid(kind, "was released");
+  }
+  if (slot.epoch != fork_epoch()) {
+    throw StatusError(TETHER_E_FORKED, std::string(kind_name(kind)) +
+                                           " handle belongs to the parent process: it cannot be used in a child "
+                                           "after fork() (objects made in the child work)");
   }
   return index;
 }
@@ -4345,6 +4670,12 @@ void Lane::push(Call* c) noexcept {
     mailbox_.push(c);
   }
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
+  // A closed manual lane has nobody to run it: what reaches it is cancelled. Either
+  // close()'s caller cancels after its seq_cst store of closed_ and sees c, or this load
+  // (after the push's seq_cst exchange) sees closed_ and cancels c here.
+  if (options_.threads == 0 && closed_.load(std::memory_order_seq_cst)) [[unlikely]] {
+    (void)cancel_queued([](const Call&) { return true; });
+  }
 }
 
 CallRing* Lane::lease_ring() {
@@ -4368,16 +4699,25 @@ CallRing* Lane::lease_ring() {
 }
 
 void Lane::wake_one() noexcept {
-  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody parked: no syscall
+  chaos_point();
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // P2: nobody parked: no syscall
   wake_parked();
 }
 
 void Lane::wake_parked() noexcept {
-  // One consumer: the first producer to see it parked wakes it; the others need not, it
-  // is waking (each would pay a lock and a signal while it does). Several consumers:
-  // every push may need a thread of its own.
-  if (has_rings_ && sleepers_.exchange(0, std::memory_order_acq_rel) == 0) return;
-  { std::lock_guard lock(mutex_); }
+  // P3 (see the state table in lane.h). One consumer: the first producer to clear the
+  // mark wakes it; the others need not, it is waking (each would pay a lock and a signal
+  // while it does). Several consumers: every push may need a thread of its own.
+  if (has_rings_) {
+    // Pairs with the consumer's fence after C2: a producer whose clear lands before the
+    // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+    // (the ring side published with only a light fence; this slow path pays the real one).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    chaos_point();
+    if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
+  }
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
   cv_.notify_one();
 }
 
@@ -4392,7 +4732,7 @@ void Lane::open() {
 void Lane::close() {
   {
     std::lock_guard lock(mutex_);
-    closed_.store(true, std::memory_order_release);
+    closed_.store(true, std::memory_order_seq_cst);  // pairs with push's load (manual lanes)
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();
@@ -4590,6 +4930,7 @@ void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
 }
 
 bool Lane::next(Work& w, const Deadline& deadline) {
+  // C1..C8 follow the state table in lane.h.
   for (;;) {
     if (try_pop(w)) return true;
     const bool closed = closed_.load(std::memory_order_acquire);
@@ -4600,28 +4941,37 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
-    auto spin_until = now + std::chrono::nanoseconds(options_.idle_spin_ns);
+    auto spin_until = Deadline::saturating_after(now, options_.idle_spin_ns);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
-    SpinWait spin;
+    SpinWait spin;  // C1
     while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
       spin.once();
     }
     if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
-    if (has_rings_) {
-      sleepers_.store(1, std::memory_order_seq_cst);  // the waker sets it back to 0
+    if (has_rings_) {  // C2: announce
+      sleepers_.store(1, std::memory_order_seq_cst);  // a waker sets it back to 0 (P3)
     } else {
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
     }
-    // A ring producer reads sleepers_ after only a light fence: make it a full one. A
+    chaos_point();
+    // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
     // ring made after this load counts itself first (lease_ring), and its producers'
     // seq_cst load of sleepers_ then sees ours.
-    if (ring_count_.load(std::memory_order_seq_cst) != 0) heavy_fence();
+    if (ring_count_.load(std::memory_order_seq_cst) != 0) {
+      heavy_fence();
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    chaos_point();
     {
-      // One wait per mark: with one consumer, a producer that saw an earlier mark may
-      // have cleared this one for work already done, so a wake-up that finds nothing
-      // goes round again and marks itself afresh before it sleeps.
-      std::unique_lock lock(mutex_);
-      if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
+      std::unique_lock lock(mutex_);  // C4
+      chaos_point();
+      // C5: work or a close since the announcement: do not wait. C6 (one consumer): a
+      // producer cleared the mark, so it owes a notify that may already have been given
+      // (before we locked): waiting now could be for ever. Go round and announce afresh.
+      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
+                        (!has_rings_ || sleepers_.load(std::memory_order_seq_cst) != 0);
+      if (wait) {  // C7
         if (deadline.forever()) {
           cv_.wait(lock);
         } else {
@@ -4629,6 +4979,7 @@ bool Lane::next(Work& w, const Deadline& deadline) {
         }
       }
     }
+    // C8: awake; producers need not wake us until we announce again.
     if (has_rings_) {
       sleepers_.store(0, std::memory_order_relaxed);
     } else {
@@ -4766,7 +5117,7 @@ class Scope::Participant : public ThreadBody {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
     {
-      Task task(scope_.get(), thread_name_, is_target_);
+      Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     }
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
@@ -4838,27 +5189,48 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
                                                                   is_target, fn, std::move(arg)));
   } catch (...) {
     // The participant (and with it arg) died inside spawn, before any lock here.
-    std::lock_guard lock(mutex_);
-    --live_;
+    std::vector<Notice> quiet;
+    {
+      std::lock_guard lock(mutex_);
+      quiet = leave_locked();
+    }
     cv_.notify_all();
+    run_notices(std::move(quiet));
     throw;
   }
 }
 
 void Scope::finish(ErrorPtr error) {
   std::vector<Notice> notices;
+  std::vector<Notice> quiet;
   {
     std::lock_guard lock(mutex_);
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
-    --live_;
-    if (live_ == 0 && !terminal_locked()) {
+    if (live_ == 1 && !terminal_locked()) {
       const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
                                                    options_.owner_stop->load(std::memory_order_acquire));
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
+    quiet = leave_locked();
   }
   cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
+  run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+}
+
+std::vector<Scope::Notice> Scope::leave_locked() {
+  --live_;
+  std::vector<Notice> due;
+  if (live_ == 0) due.swap(quiet_notices_);
+  return due;
+}
+
+TaskOrigin Scope::nested_origin() const noexcept {
+  TaskOrigin origin;
+  origin.owner_stop = options_.owner_stop;
+  origin.actor = options_.actor;
+  if (options_.threads) origin.threads = &options_.threads;
+  return origin;
 }
 
 void Scope::report(ErrorPtr e) {
@@ -5016,6 +5388,48 @@ void Scope::on_done(tether_notify_fn fn, UserArg arg) {
   fn(arg.get());
 }
 
+uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) {
+      const uint64_t id = ++last_notice_id_;
+      notices_.push_back(Notice{fn, std::move(arg), id});
+      return id;
+    }
+  }
+  fn(arg.get());
+  return 0;
+}
+
+void Scope::remove_notice(uint64_t id) noexcept {
+  if (id == 0) return;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(notices_.begin(), notices_.end(), [&](const Notice& n) { return n.id == id; });
+    if (it == notices_.end()) return;  // it ran (or is running) already
+    dropped = std::move(it->arg);
+    notices_.erase(it);
+  }
+  // dropped goes here, unlocked
+}
+
+void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (live_ != 0) {
+      quiet_notices_.push_back(Notice{fn, std::move(arg)});
+      return;
+    }
+  }
+  fn(arg.get());
+}
+
+void Scope::wait_quiet() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return live_ == 0; });
+}
+
 void Scope::end_handle() {
   std::lock_guard lock(mutex_);
   handle_ended_ = true;
@@ -5059,6 +5473,8 @@ void Scope::orphan_threads() {
 // ==== core/task.cpp ====
 #define g_out_of_memory g_out_of_memory__task
 
+#include <cstdlib>
+
 #include <cxxabi.h>
 
 #include <exception>
@@ -5101,6 +5517,7 @@ Scope& Task::scope_for_spawn() {
   Scope::Options options;
   options.name = thread_name_;
   options.owner_stop = origin_.owner_stop;
+  options.actor = origin_.actor;
   if (origin_.threads != nullptr) options.threads = *origin_.threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
@@ -5109,6 +5526,8 @@ Scope& Task::scope_for_spawn() {
   return *scope_;
 }
 
+
+void end_forked_callback() noexcept { std::exit(0); }
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();
@@ -5149,8 +5568,10 @@ void set_current_manual_lane(uint64_t lane_id) noexcept { t_manual_lane = lane_i
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "tether/tether.h"
 
@@ -5222,9 +5643,38 @@ sigset_t async_signals() {
   return set;
 }
 
+// read_line: the first line of a small text file, or "".
+std::string read_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[4096];
+  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// process_cpus: the CPUs the process may use, as the kernel lists them: its cgroup's
+// cpuset (v2) when there is one, else the CPUs online.
+std::string process_cpus() {
+  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
+  if (cgroup.rfind("0::", 0) == 0) {
+    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
+    if (!cpus.empty()) return cpus;
+  }
+  const std::string online = read_line("/sys/devices/system/cpu/online");
+  return online.empty() ? "unknown" : online;
+}
+
+std::string cpu_refused(int cpu) {
+  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + process_cpus() + ")";
+}
+
 }  // namespace
 
 size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
+
+void forget_parent_threads() noexcept { g_unjoined.store(0, std::memory_order_relaxed); }
 
 void fail_thread_creates_after(uint32_t successes) noexcept {
   g_creates_before_failure.store(successes, std::memory_order_relaxed);
@@ -5258,19 +5708,14 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
     }
   }
   if (options.cpu >= 0) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
-    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(getpid(), sizeof allowed, &allowed) != 0 ||
-        !CPU_ISSET(options.cpu, &allowed)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
-    }
+    // Whether the process may run on the CPU is the kernel's to say, for the new thread:
+    // the creating thread may be pinned elsewhere, and so may the main thread.
+    if (options.cpu >= CPU_SETSIZE) throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     cpu_set_t only;
     CPU_ZERO(&only);
     CPU_SET(options.cpu, &only);
     if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     }
   }
   if (injected_failure()) {
@@ -5292,6 +5737,9 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 #endif
+  if (rc == EINVAL && options.cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
+  }
   if (rc != 0) {
     throw StatusError(TETHER_E_THREAD_CREATE,
                       "cannot create thread '" + options.name + "': " + std::strerror(rc));
@@ -5327,11 +5775,11 @@ void ThreadGroup::exited(pthread_t self) noexcept {
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
+std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only, const pthread_t* skip) {
   std::vector<pthread_t> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if (exited_only && !it->exited) {
+    if ((exited_only && !it->exited) || (skip != nullptr && pthread_equal(it->thread, *skip))) {
       *keep++ = *it;
     } else {
       claimed.push_back(it->thread);
@@ -5343,7 +5791,7 @@ std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // each has finished its work
     lock.lock();
@@ -5353,10 +5801,15 @@ void ThreadGroup::reap() {
 }
 
 void ThreadGroup::join_all() {
+  // A thread of the group that joins it (an object released from one of its own nested
+  // threads) cannot join itself: it is left to the control thread, which joins it once
+  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  const pthread_t self = pthread_self();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
+    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false, &self);
+    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
@@ -5460,11 +5913,6 @@ void set_last_error(const char* text) noexcept;
 // last_error_copy: this thread's last-error text copied out as section 1 says.
 size_t last_error_copy(char* buf, size_t cap) noexcept;
 
-// adopt: takes ownership of a caller's arg. In a forked child nothing of the caller's is
-// dropped (its drop could need a lock held by a thread that does not exist there).
-[[nodiscard]] inline UserArg adopt(void* arg, tether_drop_fn drop) noexcept {
-  return in_forked_child() ? UserArg() : UserArg(arg, drop);
-}
 
 // fail: throws the status with a message; the body's way out.
 [[noreturn]] inline void fail(int32_t code, const std::string& message) { throw StatusError(code, message); }
@@ -5472,10 +5920,6 @@ size_t last_error_copy(char* buf, size_t cap) noexcept;
 // guarded: runs body() (returning a tether_status) as an exported function's body.
 template <class Body>
 [[nodiscard]] tether_status guarded(Body&& body) noexcept {
-  if (in_forked_child()) {
-    set_last_error("tether cannot be used in a child process after fork(); the child may only exec");
-    return TETHER_E_FORKED;
-  }
   try {
     return body();
   } catch (const StatusError& e) {
@@ -5491,6 +5935,18 @@ template <class Body>
     set_last_error("internal error: unknown exception");
     return TETHER_E_INTERNAL;
   }
+}
+
+// guarded_adopting: guarded(body(owned)) where owned holds the caller's arg (section 4:
+// dropped exactly once on every path) — except when the call touched a parent's handle in
+// a forked child: then nothing is dropped (its drop could need a lock held by a thread
+// that does not exist there) and the caller keeps arg.
+template <class Body>
+[[nodiscard]] tether_status guarded_adopting(void* arg, tether_drop_fn drop, Body&& body) noexcept {
+  UserArg owned(arg, drop);
+  const tether_status rc = guarded([&] { return body(owned); });
+  if (rc == TETHER_E_FORKED) (void)owned.release();
+  return rc;
 }
 
 // guarded_value: for pure accessors: body()'s value, or fallback on any failure.
@@ -5612,9 +6068,8 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
 // keeps no registers for it).
 [[gnu::noinline]] tether_status call_slow(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                           tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return call(a, group, m, owned, out, timeout_ns); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
 }
 
 }  // namespace
@@ -5634,12 +6089,12 @@ TETHER_API void tether_actor_options_init(tether_actor_options* o) {
 
 TETHER_API tether_status tether_actor_create(const tether_actor_options* o, tether_ctor_fn ctor, tether_dtor_fn dtor,
                                              void* arg, tether_drop_fn arg_drop, tether_actor* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_actor{0};
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     require(out, "out");
     require(ctor, "ctor");
-    *out = tether_actor{Actor::create(read_actor_options(o), ctor, dtor, std::move(owned))};
+    Actor::Options options = read_actor_options(o);  // before owned moves: a FORKED executor keeps arg
+    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned))};
     return TETHER_OK;
   });
 }
@@ -5744,6 +6199,9 @@ Task& current_task(const tether_task* t) {
   if (task == nullptr || task->as_c() != t) {
     fail(TETHER_E_INVALID_ARGUMENT, "task is not the task of the callback running on this thread "
                                     "(tether_task_* functions are callback only)");
+  }
+  if (task->from_parent_process()) {
+    fail(TETHER_E_FORKED, "task belongs to the parent process: it cannot be used in a child after fork()");
   }
   return *task;
 }
@@ -5931,17 +6389,15 @@ TETHER_API tether_status tether_executor_create(const tether_executor_options* o
 
 TETHER_API tether_status tether_executor_submit(tether_executor e, tether_fn fn, void* arg, tether_drop_fn arg_drop,
                                                 tether_future* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return submit(e, fn, owned, out, 0); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return submit(e, fn, owned, out, 0); });
 }
 
 TETHER_API tether_status tether_executor_submit_timeout(tether_executor e, tether_fn fn, void* arg,
                                                         tether_drop_fn arg_drop, tether_future* out,
                                                         int64_t timeout_ns) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return submit(e, fn, owned, out, timeout_ns); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return submit(e, fn, owned, out, timeout_ns); });
 }
 
 TETHER_API tether_status tether_executor_get_stats(tether_executor e, tether_executor_stats* out) {
@@ -6108,8 +6564,20 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     if (all_inside) fail(TETHER_E_DEADLOCK, "every future's work can only run on this thread, which would be waiting");
 
     auto waiter = std::make_shared<AnyWaiter>();
-    for (auto& s : scopes) {
-      s->on_done(&AnyWaiter::notify, UserArg(new std::shared_ptr<AnyWaiter>(waiter), &AnyWaiter::drop));
+    // Each notice is taken back after the wait: a timed-out wait leaves nothing behind on
+    // the futures it watched (they may stay pending for long, and be waited on again).
+    std::vector<uint64_t> notices(n, 0);
+    struct TakeBack {
+      std::vector<std::shared_ptr<Scope>>& scopes;
+      std::vector<uint64_t>& notices;
+      ~TakeBack() {
+        for (size_t i = 0; i < notices.size(); ++i) scopes[i]->remove_notice(notices[i]);
+      }
+    } take_back{scopes, notices};
+    for (size_t i = 0; i < n; ++i) {
+      auto* held = new std::shared_ptr<AnyWaiter>(waiter);
+      UserArg arg(held, &AnyWaiter::drop);
+      notices[i] = scopes[i]->add_notice(&AnyWaiter::notify, std::move(arg));
     }
     std::unique_lock lock(waiter->mutex);
     deadline.wait(waiter->cv, lock, [&] { return waiter->fired; });
@@ -6124,8 +6592,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
 
 TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto scope = lookup(f);
     require(fn, "fn");
     scope->on_done(fn, std::move(owned));
@@ -6198,8 +6665,7 @@ TETHER_API tether_status tether_graph_create(tether_graph* out) {
 
 TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, const char* group, tether_node_fn fn,
                                                void* arg, tether_drop_fn arg_drop, uint32_t* node) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto graph = lookup(g);
     auto actor = HandleTable::instance().get<Actor>(Kind::Actor, a.id);
     require(fn, "fn");
@@ -6269,14 +6735,12 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
 
 TETHER_API tether_status tether_compiled_execute(tether_compiled c, void* input, tether_drop_fn input_drop,
                                                  tether_future* out) {
-  UserArg owned = adopt(input, input_drop);
-  return guarded([&] { return execute(c, owned, out, 0); });
+  return guarded_adopting(input, input_drop, [&](UserArg& owned) { return execute(c, owned, out, 0); });
 }
 
 TETHER_API tether_status tether_compiled_execute_timeout(tether_compiled c, void* input, tether_drop_fn input_drop,
                                                          tether_future* out, int64_t timeout_ns) {
-  UserArg owned = adopt(input, input_drop);
-  return guarded([&] { return execute(c, owned, out, timeout_ns); });
+  return guarded_adopting(input, input_drop, [&](UserArg& owned) { return execute(c, owned, out, timeout_ns); });
 }
 
 TETHER_API tether_status tether_compiled_release(tether_compiled c) { return release(c); }
@@ -6317,9 +6781,8 @@ TETHER_API void tether_runner_options_init(tether_runner_options* o) {
 
 TETHER_API tether_status tether_runner_start(const tether_runner_options* opts, tether_fn target, void* arg,
                                              tether_drop_fn arg_drop, tether_runner* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_runner{0};
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     require(out, "out");
     require(target, "target");
     const tether_runner_options o =
@@ -6368,8 +6831,7 @@ TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout
 
 TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto scope = lookup(r);
     require(fn, "fn");
     scope->on_done(fn, std::move(owned));
@@ -6531,8 +6993,7 @@ TETHER_API tether_status tether_task_fail_with(tether_task* t, int32_t code, int
 }
 
 TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tether_drop_fn drop) {
-  UserArg result = adopt(value, drop);  // dropped on every failing path
-  return guarded([&] {
+  return guarded_adopting(value, drop, [&](UserArg& result) {
     Task& task = current_task(t);
     if (!task.is_target()) {
       fail(TETHER_E_WRONG_STATE, "only the runner's target sets the result; this is nested thread '" +
@@ -6577,8 +7038,7 @@ TETHER_API tether_status tether_task_actor(const tether_task* t, tether_actor* o
 
 TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tether_fn fn, void* arg,
                                            tether_drop_fn arg_drop) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     Task& task = current_task(t);
     require(fn, "fn");
     Scope& scope = task.scope_for_spawn();
