@@ -148,33 +148,33 @@ static void tgo_drain_drop(void *arg) {
   free(b);
 }
 
+/* tgo_new_box: a box for one drain of q, marked as being submitted on this thread until
+ * tgo_submitted clears the mark (NULL when out of memory). */
 static tgo_drain_box *tgo_new_box(uintptr_t q) {
   tgo_drain_box *b = (tgo_drain_box *)malloc(sizeof *b);
   if (b != NULL) {
     b->q = q;
     b->ran = 0;
   }
+  tgo_submitting_box = b;
   return b;
 }
 
-tether_status tgo_actor_drain(tether_actor a, uintptr_t q) {
-  tether_status st;
-  tgo_drain_box *b = tgo_new_box(q);
-  if (b == NULL) return TETHER_E_NO_MEMORY;
-  tgo_submitting_box = b;
-  st = tether_actor_call(a, NULL, tgo_drain_method, b, tgo_drain_drop, NULL);
+static tether_status tgo_submitted(tether_status st) {
   tgo_submitting_box = NULL;
   return st;
 }
 
-tether_status tgo_executor_drain(tether_executor e, uintptr_t q) {
-  tether_status st;
+tether_status tgo_actor_drain(tether_actor a, uintptr_t q) {
   tgo_drain_box *b = tgo_new_box(q);
   if (b == NULL) return TETHER_E_NO_MEMORY;
-  tgo_submitting_box = b;
-  st = tether_executor_submit(e, tgo_drain_task, b, tgo_drain_drop, NULL);
-  tgo_submitting_box = NULL;
-  return st;
+  return tgo_submitted(tether_actor_call(a, NULL, tgo_drain_method, b, tgo_drain_drop, NULL));
+}
+
+tether_status tgo_executor_drain(tether_executor e, uintptr_t q) {
+  tgo_drain_box *b = tgo_new_box(q);
+  if (b == NULL) return TETHER_E_NO_MEMORY;
+  return tgo_submitted(tether_executor_submit(e, tgo_drain_task, b, tgo_drain_drop, NULL));
 }
 
 void tgo_yield(void) { sched_yield(); }
