@@ -19,7 +19,12 @@ import (
 // Call or Submit costs a mutex section, and a cgo crossing each way only when no drain
 // is scheduled. Nothing of it goes through a cgo.Handle but the queue itself.
 //
-// Thread safety: mu guards every field below it. Invariants (kept under mu):
+// Thread safety: the fields before mu are set at creation or atomic; mu guards those
+// after it. Any goroutine may push, close and read stats; only the drain, on the queue's
+// thread, runs calls. Memory ordering: waiting and closing are hints for the lingering
+// drain, which takes mu before it acts on them, so they need no ordering of their own;
+// a call's outcome is written before its done channel is closed (futureCall.settle), and
+// the close orders it before every Wait that sees it. Invariants (kept under mu):
 //   - at most one drain is in flight (scheduled: queued in C or running);
 //   - !scheduled implies len(items) == 0: a push to an empty idle queue schedules;
 //   - only the running drain takes items out to run them; Stop(StopCancel) and a drain

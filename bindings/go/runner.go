@@ -274,8 +274,8 @@ func (r *Runner) LiveThreads() (int, error) {
 
 // Cancel asks every thread of the scope to stop (Scope.StopRequested).
 func (r *Runner) Cancel() error {
-	r.work.stop()
-	st := C.tether_runner_cancel(r.handle())
+	st := C.tether_runner_cancel(r.handle()) // first: a func that sees Context end then
+	r.work.stop()                            // returns nil still ends Cancelled
 	runtime.KeepAlive(r)
 	return r.callError(st, "Runner.Cancel")
 }
@@ -290,8 +290,9 @@ func (r *Runner) Close() error {
 		return nil
 	}
 	h := C.tether_runner{id: C.uint64_t(id)}
+	st := C.tether_runner_cancel(h) // before the Go side's stop, as in Cancel
 	r.work.stop()
-	if st := C.tether_runner_cancel(h); st == C.TETHER_OK {
+	if st == C.TETHER_OK {
 		<-r.done // the outcome is read while the handle is still valid
 	}
 	if r.id.Swap(0) == 0 {
