@@ -50,12 +50,24 @@ endif()
 
 find_program(TETHER_GO go)
 if(TETHER_GO AND EXISTS "${PROJECT_SOURCE_DIR}/bindings/go/go.mod")
-  set(_go_env "PKG_CONFIG_PATH=${_tether_pc_dir}" "CGO_ENABLED=1" "TETHER_TEST_SCALE=1")
+  # The default Go build compiles the core from bindings/go/tether_core.cpp (nothing
+  # installed); -tags tether_system links the library just built, found by pkg-config.
+  set(_go_env "CGO_ENABLED=1" "TETHER_TEST_SCALE=1")
+  set(_go_dir "${PROJECT_SOURCE_DIR}/bindings/go")
+  add_test(NAME go.amalgamation_fresh
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/amalgamate_go.sh" --check)
   add_test(NAME go.vet
     COMMAND ${CMAKE_COMMAND} -E env ${_go_env} ${TETHER_GO} vet ./...
-    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/bindings/go")
+    WORKING_DIRECTORY "${_go_dir}")
   add_test(NAME go.test_race
     COMMAND ${CMAKE_COMMAND} -E env ${_go_env} ${TETHER_GO} test -race -count=1 ./...
-    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/bindings/go")
-  set_tests_properties(go.vet go.test_race PROPERTIES TIMEOUT 900 RESOURCE_LOCK go)
+    WORKING_DIRECTORY "${_go_dir}")
+  add_test(NAME go.test_system
+    COMMAND ${CMAKE_COMMAND} -E env ${_go_env} "PKG_CONFIG_PATH=${_tether_pc_dir}"
+            ${TETHER_GO} test -tags tether_system -race -count=1 ./...
+    WORKING_DIRECTORY "${_go_dir}")
+  add_test(NAME go.consumer
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/go_consumer.sh")
+  set_tests_properties(go.vet go.test_race go.test_system go.consumer
+    PROPERTIES TIMEOUT 900 RESOURCE_LOCK go)
 endif()
