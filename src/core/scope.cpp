@@ -9,7 +9,7 @@
 namespace tether {
 namespace {
 
-constexpr std::chrono::microseconds kWaitSpin{10};
+constexpr std::chrono::nanoseconds kWaitSpin{kWaitSpinMaxNs};  // without a spin partner
 
 }  // namespace
 
@@ -250,12 +250,12 @@ void Scope::copy_outputs(void** outs, size_t n) {
 
 int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // Spin briefly before parking: a call answered within microseconds (an idle actor's
-  // thread is itself spinning) then costs no futex wake-up on either side.
+  // thread is itself spinning) then costs no futex wake-up on either side. With a spin
+  // partner, only while its consumer runs on another CPU, within the lane's adaptive
+  // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    const auto spin_until = std::min(Deadline::Clock::now() + kWaitSpin, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
-    SpinWait spin;
-    while (state() < TETHER_SUCCEEDED && Deadline::Clock::now() < spin_until) spin.once();
+    spin_for_call(deadline);
   }
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
@@ -266,6 +266,25 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   deadline.wait(cv_, lock, [&] { return done() || handle_ended_; });
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
+}
+
+void Scope::spin_for_call(const Deadline& deadline) const noexcept {
+  LanePresence* partner = options_.spin_partner;
+  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
+  if (partner != nullptr && !partner->worth_spinning(me)) return;  // parked, or on this CPU: park at once
+  const auto budget = partner != nullptr ? std::chrono::nanoseconds(partner->wait_budget_ns()) : kWaitSpin;
+  const auto start = Deadline::Clock::now();
+  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
+  SpinWait spin;
+  while (state() < TETHER_SUCCEEDED) {
+    if (Deadline::Clock::now() >= spin_until) {
+      if (partner != nullptr) partner->wait_spin_timed_out();
+      return;
+    }
+    if (partner != nullptr && partner->consumer_parked_or_on(me)) return;  // spinning cannot help any more
+    spin.once();
+  }
+  if (partner != nullptr) partner->wait_spin_succeeded();
 }
 
 void Scope::on_done(tether_notify_fn fn, UserArg arg) {
