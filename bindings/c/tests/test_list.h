@@ -148,4 +148,7 @@
   X(graph_bad_calls) \
   X(graph_release_wakes_execute) \
   X(graph_dead_or_stopped_actor) \
+  X(wakeup_executor_bursts_from_hopping_threads) \
+  X(wakeup_executor_bursts_no_spin) \
+  X(wakeup_actor_tell_bursts_from_hopping_threads) \
   /* end */
