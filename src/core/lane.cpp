@@ -490,7 +490,7 @@ int64_t Lane::idle_spin_budget() noexcept {
   const int32_t cpu = current_cpu();
   presence_->consumer_at(cpu);
   if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
-  return idle_budget_ns_;
+  return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
 void Lane::execute(Work& w) noexcept {

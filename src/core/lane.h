@@ -41,7 +41,8 @@
 // How long C1 spins (core/spin_policy.h). One consumer: not at all when the lane's last
 // waiter runs on this CPU (spinning would only delay the thread that will push), else
 // within an adaptive budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns:
-// doubled when work arrives during a spin, halved when the spin times out). The consumer
+// doubled when work arrives during a spin, halved when the spin times out; every
+// kProbeEvery-th spin is a full one). The consumer
 // publishes its CPU in presence_ at C1 and after C8, and kParked before C2: hints for
 // waiters, outside the protocol (a stale one costs time, never a wake-up). Several
 // consumers: idle_spin_ns, as set.
@@ -281,6 +282,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
   int64_t idle_budget_ns_;                            // C1's adaptive budget (one consumer)
+  uint32_t idle_spins_ = 0;                           // C1's spins, for the probes
   LanePresence* const presence_;                      // one consumer: see "How long C1 spins"
 };
 

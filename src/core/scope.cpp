@@ -272,7 +272,9 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   LanePresence* partner = options_.spin_partner;
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
   if (partner != nullptr && !partner->worth_spinning(me)) return;  // parked, or on this CPU: park at once
-  const auto budget = partner != nullptr ? std::chrono::nanoseconds(partner->wait_budget_ns()) : kWaitSpin;
+  thread_local uint32_t waits = 0;  // this thread's, for the probes
+  const bool full = partner == nullptr || AdaptiveBudget::probe(waits);
+  const auto budget = full ? kWaitSpin : std::chrono::nanoseconds(partner->wait_budget_ns());
   const auto start = Deadline::Clock::now();
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;

@@ -13,18 +13,22 @@
 //   - the consumer stores its CPU (sched_getcpu, read from the kernel's rseq area: ~1 ns)
 //     when it becomes idle and after every wake-up, and kParked just before it parks;
 //   - a thread that waits for one of the lane's calls stores its own CPU (waiter_cpu).
-// A waiter whose consumer is parked or on its own CPU parks at once; a consumer whose
-// last waiter is on its own CPU parks at once. Otherwise each spins within an adaptive
-// budget that doubles when a spin succeeds and halves when it times out, between the
-// bounds below; a lane whose calls keep coming back within a spin keeps spinning, a lane
-// whose callers go quiet (an idle actor) soon parks at once and costs ~0 CPU.
+// A waiter whose consumer is parked or on its own CPU parks at once (and stops spinning
+// as soon as that becomes true); a consumer whose last waiter is on its own CPU parks at
+// once. Otherwise each spins within an adaptive budget that doubles when a spin succeeds
+// and halves when it times out, between the bounds below: a lane whose calls come back
+// within a spin keeps spinning; one whose calls take long (a slow method, a caller that
+// goes quiet) spins little. A budget at its floor could stay there for good when answers
+// take just longer than the floor, so every kProbeEvery-th spin uses the full budget (a
+// probe): its success grows the budget again.
 //
-// Figures that chose the constants (2 vCPUs, one run of bench/compare, medians):
+// Figures that chose the constants (2 vCPUs shared with other work, bench/compare):
 //   kWaitSpinMaxNs 10 us: a cross-CPU call answers in 1.3-3 us back to back, and the
 //     wake-up it saves costs 40-60 us; 10 us covers a short method with room to spare.
-//   kWaitSpinMinNs 0.5 us: under it even a spinning answer rarely arrives.
-//   kIdleSpinMinNs 1 us: an executor whose calls keep timing out still catches a caller
-//     that answers at once, at a cost of 1 us of CPU per park.
+//   kWaitSpinMinNs, kIdleSpinMinNs 3 us: at least one cross-CPU hand-over (1.3-3 us), so
+//     a back-to-back caller still succeeds at the floor; an idle actor then burns 3 us of
+//     CPU once per park, not 20.
+//   kProbeEvery 16: a trapped budget costs at most 1 probe in 16 calls to escape.
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
@@ -40,8 +44,9 @@
 namespace tether {
 
 inline constexpr int64_t kWaitSpinMaxNs = 10'000;
-inline constexpr int64_t kWaitSpinMinNs = 500;
-inline constexpr int64_t kIdleSpinMinNs = 1'000;
+inline constexpr int64_t kWaitSpinMinNs = 3'000;
+inline constexpr int64_t kIdleSpinMinNs = 3'000;
+inline constexpr uint32_t kProbeEvery = 16;
 
 // current_cpu: the CPU the calling thread runs on now (-1 if unknown).
 int32_t current_cpu() noexcept;
@@ -52,6 +57,8 @@ class AdaptiveBudget {
  public:
   static int64_t grown(int64_t ns, int64_t max) noexcept { return ns * 2 > max ? max : ns * 2; }
   static int64_t shrunk(int64_t ns, int64_t min) noexcept { return ns / 2 < min ? min : ns / 2; }
+  // probe: true for one call in kProbeEvery of the calling counter's owner.
+  static bool probe(uint32_t& counter) noexcept { return ++counter % kProbeEvery == 0; }
 };
 
 class alignas(64) LanePresence {
