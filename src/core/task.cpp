@@ -1,5 +1,7 @@
 #include "core/task.h"
 
+#include <cstdlib>
+
 #include <cxxabi.h>
 
 #include <exception>
@@ -53,6 +55,8 @@ Scope& Task::scope_for_spawn() {
   return *scope_;
 }
 
+
+void end_forked_callback() noexcept { std::exit(0); }
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();

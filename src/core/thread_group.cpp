@@ -86,6 +86,8 @@ sigset_t async_signals() {
 
 size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
 
+void forget_parent_threads() noexcept { g_unjoined.store(0, std::memory_order_relaxed); }
+
 void fail_thread_creates_after(uint32_t successes) noexcept {
   g_creates_before_failure.store(successes, std::memory_order_relaxed);
 }

@@ -77,7 +77,11 @@
   X(last_error_thread_local) \
   X(string_buffers) \
   X(version) \
-  X(fork_child_gets_forked) \
+  X(fork_before_first_use_child_uses_library) \
+  X(fork_with_live_objects_parent_handles_forked_new_work) \
+  X(fork_child_exit_with_live_threads_many) \
+  X(fork_while_threads_hold_global_locks) \
+  X(fork_inside_callback) \
   X(executor_fifo_pinned) \
   X(executor_thread_local) \
   X(executor_options_applied) \
