@@ -4,12 +4,15 @@
 
 #include <mutex>
 
+#include "core/fork_guard.h"
+
 namespace tether {
 namespace {
 
 // The free list of presences. Presences are never deleted (see Lifetime in the header):
-// the list and every presence it made stay reachable for the process's life.
-std::mutex g_free_mutex;
+// the list and every presence it made stay reachable for the process's life. A leaf lock
+// (nothing is locked under it), taken last by the fork handlers (fork_guard.cpp).
+ForkSafeMutex g_free_mutex;
 LanePresence* g_free = nullptr;  // guarded by g_free_mutex
 
 }  // namespace
@@ -33,6 +36,10 @@ LanePresence* LanePresence::acquire() {
   }
   return new LanePresence;
 }
+
+void LanePresence::before_fork() { g_free_mutex.before_fork(); }
+void LanePresence::after_fork_in_parent() noexcept { g_free_mutex.after_fork_in_parent(); }
+void LanePresence::after_fork_in_child() noexcept { g_free_mutex.after_fork_in_child(); }
 
 void LanePresence::release(LanePresence* p) noexcept {
   std::lock_guard lock(g_free_mutex);

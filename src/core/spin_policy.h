@@ -70,6 +70,10 @@ class alignas(64) LanePresence {
   static LanePresence* acquire();
   // release: the lane is gone; a later lane may reuse p.
   static void release(LanePresence* p) noexcept;
+  // The free list's lock across fork() (core/fork_guard.h).
+  static void before_fork();
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
 
   // The consumer's side.
   void consumer_at(int32_t cpu) noexcept { store_if_changed(consumer_cpu_, cpu); }
