@@ -283,8 +283,15 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
       if (partner != nullptr) partner->wait_spin_timed_out();
       return;
     }
-    if (partner != nullptr && partner->consumer_parked_or_on(me)) return;  // spinning cannot help any more
-    spin.once();
+    if (partner == nullptr) {
+      spin.once();
+    } else if (partner->consumer_parked_or_on(me)) {
+      return;  // spinning cannot help any more
+    } else {
+      // The consumer runs on another CPU: yielding would not help it, and on a loaded
+      // machine would hand this CPU to another process for a whole time slice.
+      for (int i = 0; i < 32; ++i) cpu_relax();
+    }
   }
   if (partner != nullptr) partner->wait_spin_succeeded();
 }

@@ -14,8 +14,10 @@
 //     when it becomes idle and after every wake-up, and kParked just before it parks;
 //   - a thread that waits for one of the lane's calls stores its own CPU (waiter_cpu).
 // A waiter whose consumer is parked or on its own CPU parks at once (and stops spinning
-// as soon as that becomes true); a consumer whose last waiter is on its own CPU parks at
-// once. Otherwise each spins within an adaptive budget that doubles when a spin succeeds
+// as soon as that becomes true); otherwise it spins on pauses alone, never yielding (the
+// consumer is on another CPU: a yield would not help it, and on a loaded machine hands
+// this CPU to another process for a time slice). A consumer whose last waiter is on its
+// own CPU parks at once. Otherwise each spins within an adaptive budget that doubles when a spin succeeds
 // and halves when it times out, between the bounds below: a lane whose calls come back
 // within a spin keeps spinning; one whose calls take long (a slow method, a caller that
 // goes quiet) spins little. A budget at its floor could stay there for good when answers
