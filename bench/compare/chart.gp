@@ -8,7 +8,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y 10
-set yrange [0.005:20]
+set yrange [0.001:100]
 set ylabel "tether / peer (log scale)"
 set grid ytics
 set xtics rotate by -25 left noenhanced

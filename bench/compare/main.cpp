@@ -35,8 +35,8 @@ namespace {
 constexpr const char* kTether = "tether actor";
 
 struct Options {
-  int reps = 7;
-  int sample_ms = 20;
+  int reps = 5;
+  int sample_ms = 15;
   int idle_calls = 20;
   unsigned seed = std::random_device{}();
   std::string only;
