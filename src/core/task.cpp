@@ -47,6 +47,7 @@ Scope& Task::scope_for_spawn() {
   Scope::Options options;
   options.name = thread_name_;
   options.owner_stop = origin_.owner_stop;
+  options.actor = origin_.actor;
   if (origin_.threads != nullptr) options.threads = *origin_.threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/fork_guard.h"
+#include "core/task_origin.h"
 #include "core/hot_tls.h"
 #include "tether/tether.h"
 
@@ -20,17 +21,6 @@ namespace tether {
 
 class Scope;
 class ThreadGroup;
-
-// TaskOrigin: where a task comes from, beyond its scope.
-struct TaskOrigin {
-  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
-  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
-  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
-  const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
-};
 
 class Task {
  public:

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
@@ -82,6 +84,33 @@ sigset_t async_signals() {
   return set;
 }
 
+// read_line: the first line of a small text file, or "".
+std::string read_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[4096];
+  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// process_cpus: the CPUs the process may use, as the kernel lists them: its cgroup's
+// cpuset (v2) when there is one, else the CPUs online.
+std::string process_cpus() {
+  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
+  if (cgroup.rfind("0::", 0) == 0) {
+    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
+    if (!cpus.empty()) return cpus;
+  }
+  const std::string online = read_line("/sys/devices/system/cpu/online");
+  return online.empty() ? "unknown" : online;
+}
+
+std::string cpu_refused(int cpu) {
+  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + process_cpus() + ")";
+}
+
 }  // namespace
 
 size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
@@ -120,19 +149,14 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
     }
   }
   if (options.cpu >= 0) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
-    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(getpid(), sizeof allowed, &allowed) != 0 ||
-        !CPU_ISSET(options.cpu, &allowed)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
-    }
+    // Whether the process may run on the CPU is the kernel's to say, for the new thread:
+    // the creating thread may be pinned elsewhere, and so may the main thread.
+    if (options.cpu >= CPU_SETSIZE) throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     cpu_set_t only;
     CPU_ZERO(&only);
     CPU_SET(options.cpu, &only);
     if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     }
   }
   if (injected_failure()) {
@@ -154,6 +178,9 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 #endif
+  if (rc == EINVAL && options.cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
+  }
   if (rc != 0) {
     throw StatusError(TETHER_E_THREAD_CREATE,
                       "cannot create thread '" + options.name + "': " + std::strerror(rc));
@@ -189,11 +216,11 @@ void ThreadGroup::exited(pthread_t self) noexcept {
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
+std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only, const pthread_t* skip) {
   std::vector<pthread_t> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if (exited_only && !it->exited) {
+    if ((exited_only && !it->exited) || (skip != nullptr && pthread_equal(it->thread, *skip))) {
       *keep++ = *it;
     } else {
       claimed.push_back(it->thread);
@@ -205,7 +232,7 @@ std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // each has finished its work
     lock.lock();
@@ -215,10 +242,15 @@ void ThreadGroup::reap() {
 }
 
 void ThreadGroup::join_all() {
+  // A thread of the group that joins it (an object released from one of its own nested
+  // threads) cannot join itself: it is left to the control thread, which joins it once
+  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  const pthread_t self = pthread_self();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
+    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false, &self);
+    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
     for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
