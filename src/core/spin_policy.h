@@ -61,7 +61,7 @@ int32_t current_cpu() noexcept;
 // halved after a timeout. Not thread-safe on its own (see LanePresence for the shared one).
 class AdaptiveBudget {
  public:
-  static int64_t grown(int64_t ns, int64_t max) noexcept { return ns * 2 > max ? max : ns * 2; }
+  static int64_t grown(int64_t ns, int64_t max) noexcept { return ns > max / 2 ? max : ns * 2; }  // no overflow
   static int64_t shrunk(int64_t ns, int64_t min) noexcept { return ns / 2 < min ? min : ns / 2; }
   // probe: true for one call in kProbeEvery of the calling counter's owner.
   static bool probe(uint32_t& counter) noexcept { return ++counter % kProbeEvery == 0; }
