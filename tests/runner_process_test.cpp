@@ -128,6 +128,9 @@ INSTANTIATE_TEST_SUITE_P(Process, ExitWithLiveThreads,
 // After fork(), the child's handle calls return TETHER_E_FORKED (poll, join, start, ...),
 // nothing of the parent's runs or is dropped there; the parent's runner carries on.
 TEST(Process, ForkChildGetsForkedParentUnaffected) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support a child that makes threads after a multithreaded fork";
+#endif
   const RunResult res = run_helper("fork");
   ASSERT_TRUE(res.started);
   EXPECT_FALSE(res.timed_out) << res.describe();
@@ -138,6 +141,9 @@ TEST(Process, ForkChildGetsForkedParentUnaffected) {
 // The same child ending with exit() (static destructors and atexit handlers run there): the
 // library must neither join nor drop the parent's objects in the child.
 TEST(Process, ForkChildExitDoesNotTouchParentThreads) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support a child that makes threads after a multithreaded fork";
+#endif
   const RunResult res = run_helper("fork-exit", /*no_leak_check=*/true);
   ASSERT_TRUE(res.started);
   EXPECT_FALSE(res.timed_out) << res.describe();
