@@ -1,30 +1,12 @@
 #include "core/asymmetric_fence.h"
 
-#include <unistd.h>
-
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#endif
+#include "platform/platform.h"
 
 namespace tether {
 namespace fence_detail {
-namespace {
-
-bool register_membarrier() noexcept {
-#if defined(__linux__) && defined(__NR_membarrier)
-  const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-  return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
 
 // Decided once, when the library loads and before any thread of ours exists.
-const bool g_membarrier = register_membarrier();
+const bool g_membarrier = platform::enable_process_barrier();
 
 void full_fence() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,12 +22,8 @@ void full_fence() noexcept {
 
 void heavy_fence() noexcept {
   fence_detail::full_fence();
-#if defined(__linux__) && defined(__NR_membarrier)
-  if (fence_detail::g_membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
-    return;
-  }
-#endif
-  // Without membarrier the hot side uses full fences itself: this one is enough.
+  if (fence_detail::g_membarrier && platform::process_barrier()) return;
+  // Without the process barrier the hot side uses full fences itself: this one is enough.
 }
 
 }  // namespace tether

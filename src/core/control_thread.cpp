@@ -75,7 +75,7 @@ void ControlThread::stop_at_exit() {
   const bool join = started_ && !t_is_control_thread;
   lock.unlock();
   cv_.notify_all();
-  if (join) pthread_join(thread_, nullptr);
+  if (join) platform::join_thread(thread_);
 }
 
 namespace {

@@ -1,14 +1,7 @@
 #include "core/thread_group.h"
 
-#include <sched.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
@@ -22,8 +15,8 @@ constexpr size_t kOsNameMax = 15;
 // Library threads created and not yet joined (the control thread is never joined).
 std::atomic<size_t> g_unjoined{0};
 
-void join_thread(pthread_t t) noexcept {
-  pthread_join(t, nullptr);
+void join_counted(const platform::Thread& t) noexcept {
+  platform::join_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -40,23 +33,13 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// The exit notice: a pthread key whose destructor tells the thread's owner it exited.
-// glibc runs key destructors after every C++ thread_local destructor of the thread, so
-// the owner hears of the exit only once the thread's own work, its destructors included,
-// is done. (A key is also much cheaper per thread than a C++ thread_local with a
-// destructor, which registers through the loader's lock.)
+// The exit notice (platform::notify_at_thread_exit) tells the thread's owner it exited,
+// once the thread's own work, its thread_local destructors included, is done.
 void on_thread_exit(void* raw) {
   auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
-  (*hook)->exited(pthread_self());
+  (*hook)->exited(platform::current_thread());
   delete hook;
 }
-
-pthread_key_t make_exit_key() {
-  pthread_key_t key;
-  if (pthread_key_create(&key, &on_thread_exit) != 0) std::abort();  // at load: no keys left
-  return key;
-}
-const pthread_key_t g_exit_key = make_exit_key();
 
 struct StartData {
   std::string os_name;
@@ -64,22 +47,14 @@ struct StartData {
   std::shared_ptr<ThreadExitHook> on_exit;
 };
 
-void* thread_main(void* raw) {
+void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  if (start->on_exit) pthread_setspecific(g_exit_key, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
-  pthread_setname_np(pthread_self(), start->os_name.c_str());
+  if (start->on_exit) {
+    platform::notify_at_thread_exit(&on_thread_exit, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
+  }
+  platform::set_current_thread_name(start->os_name);
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
-  return nullptr;
-}
-
-// Asynchronous signals are blocked in library threads so a process's handlers run on
-// the threads it chose; faults (synchronous signals) stay deliverable.
-sigset_t async_signals() {
-  sigset_t set;
-  sigfillset(&set);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
-  return set;
 }
 
 }  // namespace
@@ -98,63 +73,36 @@ std::string os_visible_name(const std::string& name) {
   return name.substr(0, cut);
 }
 
-pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
-                          std::shared_ptr<ThreadExitHook> on_exit) {
-  pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) throw StatusError(TETHER_E_NO_MEMORY, "pthread_attr_init failed");
-  struct AttrGuard {
-    pthread_attr_t* a;
-    ~AttrGuard() { pthread_attr_destroy(a); }
-  } attr_guard{&attr};
-  if (options.stack_size != 0) {
-    if (options.stack_size < static_cast<size_t>(PTHREAD_STACK_MIN)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "stack_size " + std::to_string(options.stack_size) +
-                            " is below the platform minimum " + std::to_string(PTHREAD_STACK_MIN));
-    }
-    if (pthread_attr_setstacksize(&attr, options.stack_size) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "stack_size " + std::to_string(options.stack_size) + " is not usable");
-    }
+platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                                 std::shared_ptr<ThreadExitHook> on_exit) {
+  const size_t min_stack = platform::min_stack_size();
+  if (options.stack_size != 0 && options.stack_size < min_stack) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, "stack_size " + std::to_string(options.stack_size) +
+                                                     " is below the platform minimum " + std::to_string(min_stack));
   }
-  if (options.cpu >= 0) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
-    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(getpid(), sizeof allowed, &allowed) != 0 ||
-        !CPU_ISSET(options.cpu, &allowed)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
-    }
-    cpu_set_t only;
-    CPU_ZERO(&only);
-    CPU_SET(options.cpu, &only);
-    if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
-    }
+  if (options.cpu >= 0 && !platform::process_may_run_on(options.cpu)) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                      "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
   }
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
   auto start = std::make_unique<StartData>(
       StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
-
-  // The new thread starts with asynchronous signals blocked. glibc >= 2.32 takes the mask
-  // in the attributes; older ones get it the classic way, by the creator's own mask.
-  static const sigset_t blocked = async_signals();
-  pthread_t thread;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  pthread_attr_setsigmask_np(&attr, &blocked);
-  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
-#else
-  sigset_t previous;
-  pthread_sigmask(SIG_SETMASK, &blocked, &previous);
-  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-#endif
-  if (rc != 0) {
-    throw StatusError(TETHER_E_THREAD_CREATE,
-                      "cannot create thread '" + options.name + "': " + std::strerror(rc));
+  platform::Thread thread;
+  std::string reason;
+  switch (platform::start_thread(options.stack_size, options.cpu, &thread_main, start.get(), &thread, &reason)) {
+    case platform::StartResult::kStarted:
+      break;
+    case platform::StartResult::kNoMemory:
+      throw StatusError(TETHER_E_NO_MEMORY, "no memory for the attributes of thread '" + options.name + "'");
+    case platform::StartResult::kStackSizeUnusable:
+      throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                        "stack_size " + std::to_string(options.stack_size) + " is not usable");
+    case platform::StartResult::kCannotPin:
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+    case platform::StartResult::kRefused:
+      throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': " + reason);
   }
   (void)start.release();  // thread_main owns it now
   return thread;
@@ -165,7 +113,7 @@ void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody
   std::lock_guard lock(mutex_);
   g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
-    const pthread_t t = start_os_thread(options, std::move(body), shared_from_this());
+    const platform::Thread t = start_os_thread(options, std::move(body), shared_from_this());
     threads_.push_back(Entry{t, false});
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
@@ -174,21 +122,21 @@ void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody
   ++running_;
 }
 
-void ThreadGroup::exited(pthread_t self) noexcept {
+void ThreadGroup::exited(const platform::Thread& self) noexcept {
   bool schedule = false;
   {
     std::lock_guard lock(mutex_);
     --running_;
     for (Entry& e : threads_) {
-      if (pthread_equal(e.thread, self)) e.exited = true;  // absent: join_all already has it
+      if (platform::same_thread(e.thread, self)) e.exited = true;  // absent: join_all already has it
     }
     if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
   }
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
-  std::vector<pthread_t> claimed;
+std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only) {
+  std::vector<platform::Thread> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
     if (exited_only && !it->exited) {
@@ -203,9 +151,9 @@ std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // each has finished its work
+    for (const platform::Thread& t : batch) join_counted(t);  // each has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -216,10 +164,10 @@ void ThreadGroup::join_all() {
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
+    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false);
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
+    for (const platform::Thread& t : batch) join_counted(t);  // waits for each to end: one wake-up, as std::thread
     lock.lock();
   }
 }
