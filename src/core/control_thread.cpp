@@ -82,7 +82,9 @@ namespace {
 
 // Stops the control thread when static objects are destroyed (exit, dlclose).
 struct StopControlThreadAtExit {
-  ~StopControlThreadAtExit() { ControlThread::instance().stop_at_exit(); }
+  ~StopControlThreadAtExit() {
+    if (platform::threads_run_at_exit()) ControlThread::instance().stop_at_exit();
+  }
 } g_stop_control_thread_at_exit;
 
 }  // namespace

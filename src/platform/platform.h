@@ -64,6 +64,11 @@ void notify_at_thread_exit(void (*fn)(void*), void* arg);
 [[nodiscard]] bool enable_process_barrier() noexcept;
 [[nodiscard]] bool process_barrier() noexcept;
 
+// threads_run_at_exit: whether the library's threads still run when its static destructors
+// do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
+// thread first, and signalling or joining one could wait forever).
+[[nodiscard]] bool threads_run_at_exit() noexcept;
+
 // on_fork_child: fn runs in the child after fork(). false where there is no fork (Windows)
 // or the handler could not be registered.
 bool on_fork_child(void (*fn)()) noexcept;

@@ -183,6 +183,8 @@ bool process_barrier() noexcept {
 #endif
 }
 
+bool threads_run_at_exit() noexcept { return true; }
+
 bool on_fork_child(void (*fn)()) noexcept { return pthread_atfork(nullptr, nullptr, fn) == 0; }
 
 }  // namespace tether::platform

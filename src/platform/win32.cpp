@@ -134,6 +134,8 @@ bool process_barrier() noexcept {
   return true;
 }
 
+bool threads_run_at_exit() noexcept { return false; }
+
 bool on_fork_child(void (*)()) noexcept { return false; }
 
 }  // namespace tether::platform
