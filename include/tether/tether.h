@@ -48,10 +48,15 @@
  *
  * Threads the library creates block asynchronous signals (synchronous ones such as SIGSEGV
  * stay deliverable) and are never detached: each is joined before its owner is freed.
- * Process exit with live handles does not crash. After fork(), the child may only exec:
- * every call that touches library state returns TETHER_E_FORKED there, and nothing of the
- * parent's is dropped or joined in the child (an `arg` handed to such a call is not dropped
- * either: its drop function could need a lock held by a thread that does not exist there).
+ * Process exit with live handles does not crash. After fork(): a child forked from a
+ * process with no live tether object uses the library like any process. In a child forked
+ * from a process with live objects, every handle of the parent's (and a parent task's
+ * tether_task_* calls) returns TETHER_E_FORKED; nothing of the parent's is dropped, joined
+ * or run there, and an `arg` handed to such a call is not dropped either (its drop function
+ * could need a lock held by a thread that does not exist there). New objects made in the
+ * child work. A callback that calls fork() and then returns in the child ends the child
+ * process there, as by exit(0): the copy of the library thread it ran on runs nothing more
+ * of the parent's work (the child may also exec, or end itself, before returning).
  *
  * On Windows (tether.dll) the API is the same; these behaviours differ:
  *  - Thread names are set with SetThreadDescription (shown by debuggers and tools; missing
@@ -723,7 +728,9 @@ typedef tether_status (*tether_node_fn)(tether_task *t, void *state, void *arg, 
 
 typedef struct tether_compile_options {
   uint32_t struct_size;
-  size_t channel_capacity;   /* default 8: executions in flight; 1 to 1048576 */
+  size_t channel_capacity;   /* default 8: executions in flight; 1 to 1048576. Slots are made
+                                at compile: memory grows as capacity x nodes (about 100 bytes
+                                each; 2^20 x 2 nodes is some 200 MB) */
   tether_drop_fn value_drop; /* default NULL: the library never frees node values */
 } tether_compile_options;
 

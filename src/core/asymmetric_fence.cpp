@@ -1,12 +1,28 @@
 #include "core/asymmetric_fence.h"
 
+#include <cstdlib>
+
 #include "platform/platform.h"
 
 namespace tether {
 namespace fence_detail {
+namespace {
 
-// Decided once, when the library loads and before any thread of ours exists.
-const bool g_membarrier = platform::enable_process_barrier();
+bool register_membarrier() noexcept {
+  // TETHER_NO_MEMBARRIER=1: the fallback fences, so tests can run them where membarrier works.
+  const char* off = std::getenv("TETHER_NO_MEMBARRIER");
+  if (off != nullptr && *off != '\0' && *off != '0') return false;
+  return platform::enable_process_barrier();
+}
+
+}  // namespace
+
+// Decided when the library loads, before any thread of ours exists, and again in a forked
+// child (whose one thread is then the only reader): the registration belongs to an
+// address space, and the child's is new.
+bool g_membarrier = register_membarrier();
+
+void after_fork_in_child() noexcept { g_membarrier = g_membarrier && register_membarrier(); }
 
 void full_fence() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

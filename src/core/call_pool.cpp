@@ -4,6 +4,7 @@
 #include <new>
 #include <vector>
 
+#include "core/fork_guard.h"
 #include "core/hot_tls.h"
 
 namespace tether {
@@ -28,7 +29,7 @@ struct FreeSlot {
 // A batch: kMagazine free slots linked through their first word.
 struct Depot {
   static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
-  std::mutex mutex;
+  ForkSafeMutex mutex;
   std::vector<FreeSlot*> batches;  // guarded by mutex
 
   FreeSlot* take() {
@@ -73,6 +74,10 @@ struct Magazine {
 TETHER_HOT_TLS thread_local Magazine t_magazine;
 
 }  // namespace
+
+void CallPool::before_fork() { depot().mutex.before_fork(); }
+void CallPool::after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
+void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
 
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);

@@ -1,5 +1,7 @@
 #include "core/control_thread.h"
 
+#include <new>
+
 #include "core/status_error.h"
 #include "core/thread_group.h"
 #include "core/hot_tls.h"
@@ -67,6 +69,29 @@ void ControlThread::loop() {
     job = nullptr;  // what the job held (maybe an object's last reference) dies unlocked
     lock.lock();
   }
+}
+
+void ControlThread::before_fork() { mutex_.lock(); }
+
+void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
+
+void ControlThread::after_fork_in_child() noexcept {
+  // The parent's control thread may have been waiting on cv_, which the child can never
+  // wake: both the mutex and the condition variable are made anew (not destroyed: a
+  // glibc mutex or condvar owns nothing to free). The queued jobs hold the parent's
+  // objects: moved where nothing will ever run or destroy them.
+  new (&mutex_) std::mutex();
+  new (&cv_) std::condition_variable();
+  if (!jobs_.empty()) {
+    try {
+      new std::deque<std::function<void()>>(std::move(jobs_));
+    } catch (...) {  // no memory: leaking the jobs in place is as good
+      new (&jobs_) std::deque<std::function<void()>>();
+    }
+  }
+  started_ = false;
+  stopping_ = false;
+  thread_ = {};
 }
 
 void ControlThread::stop_at_exit() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/asymmetric_fence.h"
+#include "core/chaos.h"
 #include "core/cpu_relax.h"
 #include "core/task.h"
 #include "platform/platform.h"
@@ -159,6 +160,12 @@ void Lane::push(Call* c) noexcept {
     mailbox_.push(c);
   }
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
+  // A closed manual lane has nobody to run it: what reaches it is cancelled. Either
+  // close()'s caller cancels after its seq_cst store of closed_ and sees c, or this load
+  // (after the push's seq_cst exchange) sees closed_ and cancels c here.
+  if (options_.threads == 0 && closed_.load(std::memory_order_seq_cst)) [[unlikely]] {
+    (void)cancel_queued([](const Call&) { return true; });
+  }
 }
 
 CallRing* Lane::lease_ring() {
@@ -182,16 +189,25 @@ CallRing* Lane::lease_ring() {
 }
 
 void Lane::wake_one() noexcept {
-  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody parked: no syscall
+  chaos_point();
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // P2: nobody parked: no syscall
   wake_parked();
 }
 
 void Lane::wake_parked() noexcept {
-  // One consumer: the first producer to see it parked wakes it; the others need not, it
-  // is waking (each would pay a lock and a signal while it does). Several consumers:
-  // every push may need a thread of its own.
-  if (has_rings_ && sleepers_.exchange(0, std::memory_order_acq_rel) == 0) return;
-  { std::lock_guard lock(mutex_); }
+  // P3 (see the state table in lane.h). One consumer: the first producer to clear the
+  // mark wakes it; the others need not, it is waking (each would pay a lock and a signal
+  // while it does). Several consumers: every push may need a thread of its own.
+  if (has_rings_) {
+    // Pairs with the consumer's fence after C2: a producer whose clear lands before the
+    // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+    // (the ring side published with only a light fence; this slow path pays the real one).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    chaos_point();
+    if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
+  }
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
   cv_.notify_one();
 }
 
@@ -206,7 +222,7 @@ void Lane::open() {
 void Lane::close() {
   {
     std::lock_guard lock(mutex_);
-    closed_.store(true, std::memory_order_release);
+    closed_.store(true, std::memory_order_seq_cst);  // pairs with push's load (manual lanes)
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();
@@ -404,6 +420,7 @@ void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
 }
 
 bool Lane::next(Work& w, const Deadline& deadline) {
+  // C1..C8 follow the state table in lane.h.
   for (;;) {
     if (try_pop(w)) return true;
     const bool closed = closed_.load(std::memory_order_acquire);
@@ -414,28 +431,37 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
-    auto spin_until = now + std::chrono::nanoseconds(options_.idle_spin_ns);
+    auto spin_until = Deadline::saturating_after(now, options_.idle_spin_ns);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
-    SpinWait spin;
+    SpinWait spin;  // C1
     while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
       spin.once();
     }
     if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
-    if (has_rings_) {
-      sleepers_.store(1, std::memory_order_seq_cst);  // the waker sets it back to 0
+    if (has_rings_) {  // C2: announce
+      sleepers_.store(1, std::memory_order_seq_cst);  // a waker sets it back to 0 (P3)
     } else {
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
     }
-    // A ring producer reads sleepers_ after only a light fence: make it a full one. A
+    chaos_point();
+    // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
     // ring made after this load counts itself first (lease_ring), and its producers'
     // seq_cst load of sleepers_ then sees ours.
-    if (ring_count_.load(std::memory_order_seq_cst) != 0) heavy_fence();
+    if (ring_count_.load(std::memory_order_seq_cst) != 0) {
+      heavy_fence();
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    chaos_point();
     {
-      // One wait per mark: with one consumer, a producer that saw an earlier mark may
-      // have cleared this one for work already done, so a wake-up that finds nothing
-      // goes round again and marks itself afresh before it sleeps.
-      std::unique_lock lock(mutex_);
-      if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
+      std::unique_lock lock(mutex_);  // C4
+      chaos_point();
+      // C5: work or a close since the announcement: do not wait. C6 (one consumer): a
+      // producer cleared the mark, so it owes a notify that may already have been given
+      // (before we locked): waiting now could be for ever. Go round and announce afresh.
+      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
+                        (!has_rings_ || sleepers_.load(std::memory_order_seq_cst) != 0);
+      if (wait) {  // C7
         if (deadline.forever()) {
           cv_.wait(lock);
         } else {
@@ -443,6 +469,7 @@ bool Lane::next(Work& w, const Deadline& deadline) {
         }
       }
     }
+    // C8: awake; producers need not wake us until we announce again.
     if (has_rings_) {
       sleepers_.store(0, std::memory_order_relaxed);
     } else {

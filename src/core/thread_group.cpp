@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <string>
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
@@ -57,9 +58,15 @@ void thread_main(void* raw) {
   start.reset();  // the body (and what it holds) dies before the exit notice
 }
 
+std::string cpu_refused(int cpu) {
+  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + platform::allowed_cpus() + ")";
+}
+
 }  // namespace
 
 size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
+
+void forget_parent_threads() noexcept { g_unjoined.store(0, std::memory_order_relaxed); }
 
 void fail_thread_creates_after(uint32_t successes) noexcept {
   g_creates_before_failure.store(successes, std::memory_order_relaxed);
@@ -80,15 +87,16 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
     throw StatusError(TETHER_E_INVALID_ARGUMENT, "stack_size " + std::to_string(options.stack_size) +
                                                      " is below the platform minimum " + std::to_string(min_stack));
   }
-  if (options.cpu >= 0 && !platform::process_may_run_on(options.cpu)) {
-    throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                      "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
+  if (options.cpu >= 0 && !platform::cpu_in_range(options.cpu)) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
   }
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
   auto start = std::make_unique<StartData>(
       StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
+  // Whether the process may run on the CPU is the kernel's to say, for the new thread:
+  // the creating thread may be pinned elsewhere, and so may the main thread.
   platform::Thread thread;
   std::string reason;
   switch (platform::start_thread(options.stack_size, options.cpu, &thread_main, start.get(), &thread, &reason)) {
@@ -100,7 +108,7 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
       throw StatusError(TETHER_E_INVALID_ARGUMENT,
                         "stack_size " + std::to_string(options.stack_size) + " is not usable");
     case platform::StartResult::kCannotPin:
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     case platform::StartResult::kRefused:
       throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': " + reason);
   }
@@ -135,11 +143,11 @@ void ThreadGroup::exited(const platform::Thread& self) noexcept {
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only) {
+std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only, const platform::Thread* skip) {
   std::vector<platform::Thread> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if (exited_only && !it->exited) {
+    if ((exited_only && !it->exited) || (skip != nullptr && platform::same_thread(it->thread, *skip))) {
       *keep++ = *it;
     } else {
       claimed.push_back(it->thread);
@@ -151,7 +159,7 @@ std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only) {
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
     lock.unlock();
     for (const platform::Thread& t : batch) join_counted(t);  // each has finished its work
     lock.lock();
@@ -161,10 +169,15 @@ void ThreadGroup::reap() {
 }
 
 void ThreadGroup::join_all() {
+  // A thread of the group that joins it (an object released from one of its own nested
+  // threads) cannot join itself: it is left to the control thread, which joins it once
+  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  const platform::Thread self = platform::current_thread();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false);
+    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false, &self);
+    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
     for (const platform::Thread& t : batch) join_counted(t);  // waits for each to end: one wake-up, as std::thread

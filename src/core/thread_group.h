@@ -35,6 +35,9 @@ struct ThreadOptions {
 // aside), for tests that must see every thread joined before the process ends.
 [[nodiscard]] size_t unjoined_threads() noexcept;
 
+// forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
+void forget_parent_threads() noexcept;
+
 // fail_thread_creates_after: test hook; the creation after `successes` more fails once
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;
@@ -71,7 +74,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
 
   // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined. Must not be called from a thread of the group.
+  // them) has exited and been joined — but the calling thread, when it is one of the
+  // group's: the control thread joins that one once it has exited.
   void join_all();
 
   // orphan: nobody will call join_all; the control thread joins every thread left.
@@ -89,7 +93,7 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   };
   void reap();  // a control-thread job: joins the exited threads until there are none
   // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<platform::Thread> claim_locked(bool exited_only);
+  std::vector<platform::Thread> claim_locked(bool exited_only, const platform::Thread* skip);
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends

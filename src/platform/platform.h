@@ -31,15 +31,21 @@ struct Thread {
 // min_stack_size: the smallest stack a new thread may ask for.
 [[nodiscard]] std::size_t min_stack_size() noexcept;
 
-// process_may_run_on: cpu is in the process's CPU set (its main thread's, not the
-// caller's, which may be pinned). false for a negative or out-of-range cpu.
-[[nodiscard]] bool process_may_run_on(int cpu) noexcept;
+// cpu_in_range: cpu is a CPU number this OS can pin to at all (Linux: below CPU_SETSIZE;
+// Windows: 0..63, one processor group). Whether the process may run on it is decided
+// when the thread starts (start_thread: kCannotPin).
+[[nodiscard]] bool cpu_in_range(int cpu) noexcept;
+
+// allowed_cpus: the CPUs the process may use, as the OS lists them, for messages (Linux:
+// its cgroup's cpuset (v2) when there is one, else the CPUs online; "unknown" if unread).
+[[nodiscard]] std::string allowed_cpus();
 
 // StartResult: how start_thread ended. reason is the OS's text for kRefused.
 enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kRefused };
 
 // start_thread: a new thread running entry(arg) with asynchronous signals blocked (POSIX)
-// and, when cpu >= 0, pinned to that one CPU before it runs. stack_size 0: the default.
+// and, when cpu >= 0, pinned to that one CPU before it runs (kCannotPin: the OS refused
+// that CPU for the new thread). stack_size 0: the default.
 // On kStarted, *out is the thread and entry owns arg; otherwise entry never runs.
 [[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
                                        Thread* out, std::string* reason);
@@ -69,8 +75,9 @@ void notify_at_thread_exit(void (*fn)(void*), void* arg);
 // thread first, and signalling or joining one could wait forever).
 [[nodiscard]] bool threads_run_at_exit() noexcept;
 
-// on_fork_child: fn runs in the child after fork(). false where there is no fork (Windows)
-// or the handler could not be registered.
-bool on_fork_child(void (*fn)()) noexcept;
+// on_fork: registers fork handlers (pthread_atfork): prepare before fork() in the parent,
+// parent after it there, child in the child. false where there is no fork (Windows) or
+// they could not be registered.
+bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
 
 }  // namespace tether::platform

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -59,6 +61,17 @@ sigset_t async_signals() {
   return set;
 }
 
+// read_line: the first line of a small text file, or "".
+std::string read_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[4096];
+  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
 struct Trampoline {
   void (*entry)(void*);
   void* arg;
@@ -89,16 +102,22 @@ std::uint64_t current_thread_id() noexcept {
 
 std::size_t min_stack_size() noexcept { return static_cast<std::size_t>(PTHREAD_STACK_MIN); }
 
-bool process_may_run_on(int cpu) noexcept {
+bool cpu_in_range(int cpu) noexcept {
 #if defined(__linux__)
-  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
-  return sched_getaffinity(getpid(), sizeof allowed, &allowed) == 0 && CPU_ISSET(cpu, &allowed);
+  return cpu >= 0 && cpu < CPU_SETSIZE;
 #else
-  return cpu >= 0 && cpu < sysconf(_SC_NPROCESSORS_ONLN);
+  return false;  // no pinning API here
 #endif
+}
+
+std::string allowed_cpus() {
+  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
+  if (cgroup.rfind("0::", 0) == 0) {
+    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
+    if (!cpus.empty()) return cpus;
+  }
+  const std::string online = read_line("/sys/devices/system/cpu/online");
+  return online.empty() ? "unknown" : online;
 }
 
 StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg, Thread* out,
@@ -135,6 +154,10 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
   const int rc = pthread_create(&thread, &attr, &thread_main, trampoline);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 #endif
+  if (rc == EINVAL && cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
+    delete trampoline;
+    return StartResult::kCannotPin;
+  }
   if (rc != 0) {
     delete trampoline;
     *reason = std::strerror(rc);
@@ -185,6 +208,8 @@ bool process_barrier() noexcept {
 
 bool threads_run_at_exit() noexcept { return true; }
 
-bool on_fork_child(void (*fn)()) noexcept { return pthread_atfork(nullptr, nullptr, fn) == 0; }
+bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
+  return pthread_atfork(prepare, parent, child) == 0;
+}
 
 }  // namespace tether::platform

@@ -4,6 +4,7 @@
 #include <process.h>
 #include <windows.h>
 
+#include <climits>
 #include <cwchar>
 
 namespace tether::platform {
@@ -62,13 +63,19 @@ std::uint64_t current_thread_id() noexcept { return GetCurrentThreadId(); }
 
 std::size_t min_stack_size() noexcept { return kMinStackSize; }
 
-bool process_may_run_on(int cpu) noexcept {
-  // One processor group: the 64 CPUs a DWORD_PTR mask holds.
-  if (cpu < 0 || cpu >= static_cast<int>(sizeof(DWORD_PTR) * 8)) return false;
+bool cpu_in_range(int cpu) noexcept { return cpu >= 0 && cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); }
+
+std::string allowed_cpus() {
   DWORD_PTR process = 0;
   DWORD_PTR system = 0;
-  if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) == 0) return false;
-  return (process >> cpu) & 1;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) == 0) return "unknown";
+  std::string list;
+  for (int cpu = 0; cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); ++cpu) {
+    if (((process >> cpu) & 1) == 0) continue;
+    if (!list.empty()) list += ',';
+    list += std::to_string(cpu);
+  }
+  return list.empty() ? "unknown" : list;
 }
 
 StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg, Thread* out,
@@ -136,6 +143,6 @@ bool process_barrier() noexcept {
 
 bool threads_run_at_exit() noexcept { return false; }
 
-bool on_fork_child(void (*)()) noexcept { return false; }
+bool on_fork(void (*)(), void (*)(), void (*)()) noexcept { return false; }
 
 }  // namespace tether::platform
