@@ -124,11 +124,11 @@ done
 if [ "$(id -u)" -eq 0 ]; then
   preinstalled="$(dpkg-query -W -f='${Status}' libtether0 2>/dev/null | grep -c 'install ok installed' || true)"
   [ "$preinstalled" = 0 ] || { echo "dist: libtether0 is already installed here; not testing dpkg -i" >&2; exit 1; }
-  trap 'dpkg -r libtether-dev libtether0 >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+  trap 'dpkg -P libtether-dev libtether0 >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
   dpkg -i "$runtime_deb" "$dev_deb" >/dev/null
   cc -std=c99 -Wall -Werror tests/install/pkgconfig_consumer/main.c $(pkg-config --cflags --libs tether) -o "$work/app"
   "$work/app" "$(pkg-config --modversion tether)"
-  dpkg -r libtether-dev libtether0 >/dev/null
+  dpkg -P libtether-dev libtether0 >/dev/null
   ! dpkg-query -W -f='${Status}' libtether0 2>/dev/null | grep -q 'install ok installed'
   echo "dist: the installed .debs served cc app.c \$(pkg-config --cflags --libs tether); uninstalled again"
 else
