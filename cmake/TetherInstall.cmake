@@ -1,28 +1,34 @@
 # Install rules: header, library, pkg-config file and CMake package config, plus a
 # build-tree tether.pc so in-tree consumers find the library the way users do.
+# Two components, split as Debian splits a library: "runtime" (the versioned .so and its
+# SONAME link; tether.dll) and "dev" (headers, the .so link, the import library, tether.pc,
+# the CMake package). Packaging: cmake/TetherPackage.cmake.
 
 install(TARGETS tether EXPORT tetherTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/tether DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(DIRECTORY include/tether DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 set(TETHER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tether)
-install(EXPORT tetherTargets NAMESPACE tether:: DESTINATION ${TETHER_CMAKE_DIR})
+install(EXPORT tetherTargets NAMESPACE tether:: DESTINATION ${TETHER_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(cmake/tetherConfig.cmake.in
   ${PROJECT_BINARY_DIR}/tetherConfig.cmake INSTALL_DESTINATION ${TETHER_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tetherConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tetherConfig.cmake ${PROJECT_BINARY_DIR}/tetherConfigVersion.cmake
-  DESTINATION ${TETHER_CMAKE_DIR})
+  DESTINATION ${TETHER_CMAKE_DIR} COMPONENT dev)
 
-# Installed tether.pc: paths relative to the prefix it lands in.
-set(TETHER_PC_PREFIX "\${pcfiledir}/../..")
+# Installed tether.pc: paths relative to the prefix it lands in (however deep the libdir:
+# Debian's is lib/<multiarch>), so an unpacked package or a moved prefix works too.
+file(RELATIVE_PATH _pc_to_prefix "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" _pc_to_prefix "${_pc_to_prefix}")
+set(TETHER_PC_PREFIX "\${pcfiledir}/${_pc_to_prefix}")
 set(TETHER_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 set(TETHER_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 set(TETHER_PC_RPATH "")
 configure_file(cmake/tether.pc.in ${PROJECT_BINARY_DIR}/install-pc/tether.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/install-pc/tether.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/install-pc/tether.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
 # Build-tree tether.pc: PKG_CONFIG_PATH=<build>/pkgconfig finds the fresh build.
 set(TETHER_PC_PREFIX "${PROJECT_BINARY_DIR}")
@@ -34,7 +40,4 @@ configure_file(cmake/tether.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/tether.pc.tmp 
 file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/pkgconfig/tether.pc
   INPUT ${PROJECT_BINARY_DIR}/pkgconfig/tether.pc.tmp)
 
-set(CPACK_PACKAGE_NAME tether)
-set(CPACK_GENERATOR "TGZ;DEB")
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER "tether maintainers")
-include(CPack)
+include(cmake/TetherPackage.cmake)

@@ -1,13 +1,8 @@
 #include "core/asymmetric_fence.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#endif
+#include "platform/platform.h"
 
 namespace tether {
 namespace fence_detail {
@@ -17,13 +12,7 @@ bool register_membarrier() noexcept {
   // TETHER_NO_MEMBARRIER=1: the fallback fences, so tests can run them where membarrier works.
   const char* off = std::getenv("TETHER_NO_MEMBARRIER");
   if (off != nullptr && *off != '\0' && *off != '0') return false;
-#if defined(__linux__) && defined(__NR_membarrier)
-  const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-  return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-#else
-  return false;
-#endif
+  return platform::enable_process_barrier();
 }
 
 }  // namespace
@@ -49,12 +38,8 @@ void full_fence() noexcept {
 
 void heavy_fence() noexcept {
   fence_detail::full_fence();
-#if defined(__linux__) && defined(__NR_membarrier)
-  if (fence_detail::g_membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
-    return;
-  }
-#endif
-  // Without membarrier the hot side uses full fences itself: this one is enough.
+  if (fence_detail::g_membarrier && platform::process_barrier()) return;
+  // Without the process barrier the hot side uses full fences itself: this one is enough.
 }
 
 }  // namespace tether

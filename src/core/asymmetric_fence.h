@@ -6,8 +6,9 @@
 // full fence (on x86 a locked instruction that waits for the store buffer to drain, ~25 ns
 // when the stores before it miss the cache). Here the hot side executes light_fence(),
 // which is only a compiler barrier, and the cold side heavy_fence(), which makes every
-// running thread of the process execute a full barrier (Linux membarrier, PRIVATE_EXPEDITED,
-// as liburcu's memb flavour and folly's asymmetric barriers do). Either the hot thread's
+// running thread of the process execute a full barrier (platform::process_barrier: Linux
+// membarrier PRIVATE_EXPEDITED, as liburcu's memb flavour and folly's asymmetric barriers do;
+// Windows FlushProcessWriteBuffers). Either the hot thread's
 // store was before that barrier, and is visible to the cold side's later load, or its
 // load comes after it, and sees the cold side's earlier store.
 //
@@ -23,7 +24,7 @@
 namespace tether {
 
 namespace fence_detail {
-extern bool g_membarrier;  // registered for PRIVATE_EXPEDITED at load (and again after fork)
+extern bool g_membarrier;  // platform::process_barrier enabled at load (and again after fork)
 void full_fence() noexcept;      // a real full fence (out of line: see asymmetric_fence.cpp)
 // after_fork_in_child: registers the child's address space (fork_guard.cpp).
 void after_fork_in_child() noexcept;

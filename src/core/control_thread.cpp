@@ -100,14 +100,16 @@ void ControlThread::stop_at_exit() {
   const bool join = started_ && !t_is_control_thread;
   lock.unlock();
   cv_.notify_all();
-  if (join) pthread_join(thread_, nullptr);
+  if (join) platform::join_thread(thread_);
 }
 
 namespace {
 
 // Stops the control thread when static objects are destroyed (exit, dlclose).
 struct StopControlThreadAtExit {
-  ~StopControlThreadAtExit() { ControlThread::instance().stop_at_exit(); }
+  ~StopControlThreadAtExit() {
+    if (platform::threads_run_at_exit()) ControlThread::instance().stop_at_exit();
+  }
 } g_stop_control_thread_at_exit;
 
 }  // namespace

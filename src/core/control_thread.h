@@ -9,12 +9,12 @@
 // outlives the process's static destructors, and later posts run on the caller.
 #pragma once
 
-#include <pthread.h>
-
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
+
+#include "platform/platform.h"
 
 namespace tether {
 
@@ -51,7 +51,7 @@ class ControlThread {
   std::deque<std::function<void()>> jobs_;  // guarded by mutex_
   bool started_ = false;                    // guarded by mutex_
   bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
-  pthread_t thread_{};                      // valid once started_
+  platform::Thread thread_{};                      // valid once started_
 };
 
 }  // namespace tether

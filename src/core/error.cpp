@@ -1,9 +1,10 @@
 #include "core/error.h"
 
 #include <cxxabi.h>
-#include <pthread.h>
 
 #include <cstdlib>
+
+#include "platform/platform.h"
 
 namespace tether {
 
@@ -28,10 +29,6 @@ std::string demangle(const char* mangled) {
   return out;
 }
 
-std::string os_thread_name() {
-  char buf[64] = {};
-  if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
-  return buf;
-}
+std::string os_thread_name() { return platform::current_thread_name(); }
 
 }  // namespace tether

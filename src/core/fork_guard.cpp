@@ -1,6 +1,6 @@
 #include "core/fork_guard.h"
 
-#include <pthread.h>
+#include "platform/platform.h"
 
 #include "core/actor_cache.h"
 #include "core/asymmetric_fence.h"
@@ -51,7 +51,7 @@ void child() {
 }
 
 // Registered when the library loads, so a fork before the first call is seen too.
-[[maybe_unused]] const bool g_registered = [] { return pthread_atfork(&prepare, &parent, &child) == 0; }();
+[[maybe_unused]] const bool g_registered = [] { return platform::on_fork(&prepare, &parent, &child); }();
 
 }  // namespace
 }  // namespace fork_detail

@@ -1,8 +1,5 @@
 #include "core/lane.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <thread>
 #include <utility>
@@ -12,12 +9,13 @@
 #include "core/chaos.h"
 #include "core/cpu_relax.h"
 #include "core/task.h"
+#include "platform/platform.h"
 #include "tether/tether.h"
 
 namespace tether {
 namespace {
 
-uint64_t current_tid() noexcept { return static_cast<uint64_t>(syscall(SYS_gettid)); }
+uint64_t current_tid() noexcept { return platform::current_thread_id(); }
 
 std::atomic<uint64_t> g_next_lane_id{1};
 

@@ -1,15 +1,7 @@
 #include "core/thread_group.h"
 
-#include <sched.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
-#include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "core/control_thread.h"
@@ -24,8 +16,8 @@ constexpr size_t kOsNameMax = 15;
 // Library threads created and not yet joined (the control thread is never joined).
 std::atomic<size_t> g_unjoined{0};
 
-void join_thread(pthread_t t) noexcept {
-  pthread_join(t, nullptr);
+void join_counted(const platform::Thread& t) noexcept {
+  platform::join_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -42,23 +34,13 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// The exit notice: a pthread key whose destructor tells the thread's owner it exited.
-// glibc runs key destructors after every C++ thread_local destructor of the thread, so
-// the owner hears of the exit only once the thread's own work, its destructors included,
-// is done. (A key is also much cheaper per thread than a C++ thread_local with a
-// destructor, which registers through the loader's lock.)
+// The exit notice (platform::notify_at_thread_exit) tells the thread's owner it exited,
+// once the thread's own work, its thread_local destructors included, is done.
 void on_thread_exit(void* raw) {
   auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
-  (*hook)->exited(pthread_self());
+  (*hook)->exited(platform::current_thread());
   delete hook;
 }
-
-pthread_key_t make_exit_key() {
-  pthread_key_t key;
-  if (pthread_key_create(&key, &on_thread_exit) != 0) std::abort();  // at load: no keys left
-  return key;
-}
-const pthread_key_t g_exit_key = make_exit_key();
 
 struct StartData {
   std::string os_name;
@@ -66,49 +48,18 @@ struct StartData {
   std::shared_ptr<ThreadExitHook> on_exit;
 };
 
-void* thread_main(void* raw) {
+void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  if (start->on_exit) pthread_setspecific(g_exit_key, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
-  pthread_setname_np(pthread_self(), start->os_name.c_str());
+  if (start->on_exit) {
+    platform::notify_at_thread_exit(&on_thread_exit, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
+  }
+  platform::set_current_thread_name(start->os_name);
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
-  return nullptr;
-}
-
-// Asynchronous signals are blocked in library threads so a process's handlers run on
-// the threads it chose; faults (synchronous signals) stay deliverable.
-sigset_t async_signals() {
-  sigset_t set;
-  sigfillset(&set);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
-  return set;
-}
-
-// read_line: the first line of a small text file, or "".
-std::string read_line(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return "";
-  char buf[4096];
-  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
-  std::fclose(f);
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  return line;
-}
-
-// process_cpus: the CPUs the process may use, as the kernel lists them: its cgroup's
-// cpuset (v2) when there is one, else the CPUs online.
-std::string process_cpus() {
-  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
-  if (cgroup.rfind("0::", 0) == 0) {
-    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
-    if (!cpus.empty()) return cpus;
-  }
-  const std::string online = read_line("/sys/devices/system/cpu/online");
-  return online.empty() ? "unknown" : online;
 }
 
 std::string cpu_refused(int cpu) {
-  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + process_cpus() + ")";
+  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + platform::allowed_cpus() + ")";
 }
 
 }  // namespace
@@ -129,61 +80,37 @@ std::string os_visible_name(const std::string& name) {
   return name.substr(0, cut);
 }
 
-pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
-                          std::shared_ptr<ThreadExitHook> on_exit) {
-  pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) throw StatusError(TETHER_E_NO_MEMORY, "pthread_attr_init failed");
-  struct AttrGuard {
-    pthread_attr_t* a;
-    ~AttrGuard() { pthread_attr_destroy(a); }
-  } attr_guard{&attr};
-  if (options.stack_size != 0) {
-    if (options.stack_size < static_cast<size_t>(PTHREAD_STACK_MIN)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "stack_size " + std::to_string(options.stack_size) +
-                            " is below the platform minimum " + std::to_string(PTHREAD_STACK_MIN));
-    }
-    if (pthread_attr_setstacksize(&attr, options.stack_size) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "stack_size " + std::to_string(options.stack_size) + " is not usable");
-    }
+platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                                 std::shared_ptr<ThreadExitHook> on_exit) {
+  const size_t min_stack = platform::min_stack_size();
+  if (options.stack_size != 0 && options.stack_size < min_stack) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, "stack_size " + std::to_string(options.stack_size) +
+                                                     " is below the platform minimum " + std::to_string(min_stack));
   }
-  if (options.cpu >= 0) {
-    // Whether the process may run on the CPU is the kernel's to say, for the new thread:
-    // the creating thread may be pinned elsewhere, and so may the main thread.
-    if (options.cpu >= CPU_SETSIZE) throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
-    cpu_set_t only;
-    CPU_ZERO(&only);
-    CPU_SET(options.cpu, &only);
-    if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
-    }
+  if (options.cpu >= 0 && !platform::cpu_in_range(options.cpu)) {
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
   }
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
   auto start = std::make_unique<StartData>(
       StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
-
-  // The new thread starts with asynchronous signals blocked. glibc >= 2.32 takes the mask
-  // in the attributes; older ones get it the classic way, by the creator's own mask.
-  static const sigset_t blocked = async_signals();
-  pthread_t thread;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  pthread_attr_setsigmask_np(&attr, &blocked);
-  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
-#else
-  sigset_t previous;
-  pthread_sigmask(SIG_SETMASK, &blocked, &previous);
-  const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-#endif
-  if (rc == EINVAL && options.cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
-    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
-  }
-  if (rc != 0) {
-    throw StatusError(TETHER_E_THREAD_CREATE,
-                      "cannot create thread '" + options.name + "': " + std::strerror(rc));
+  // Whether the process may run on the CPU is the kernel's to say, for the new thread:
+  // the creating thread may be pinned elsewhere, and so may the main thread.
+  platform::Thread thread;
+  std::string reason;
+  switch (platform::start_thread(options.stack_size, options.cpu, &thread_main, start.get(), &thread, &reason)) {
+    case platform::StartResult::kStarted:
+      break;
+    case platform::StartResult::kNoMemory:
+      throw StatusError(TETHER_E_NO_MEMORY, "no memory for the attributes of thread '" + options.name + "'");
+    case platform::StartResult::kStackSizeUnusable:
+      throw StatusError(TETHER_E_INVALID_ARGUMENT,
+                        "stack_size " + std::to_string(options.stack_size) + " is not usable");
+    case platform::StartResult::kCannotPin:
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
+    case platform::StartResult::kRefused:
+      throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': " + reason);
   }
   (void)start.release();  // thread_main owns it now
   return thread;
@@ -194,7 +121,7 @@ void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody
   std::lock_guard lock(mutex_);
   g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
-    const pthread_t t = start_os_thread(options, std::move(body), shared_from_this());
+    const platform::Thread t = start_os_thread(options, std::move(body), shared_from_this());
     threads_.push_back(Entry{t, false});
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
@@ -203,24 +130,24 @@ void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody
   ++running_;
 }
 
-void ThreadGroup::exited(pthread_t self) noexcept {
+void ThreadGroup::exited(const platform::Thread& self) noexcept {
   bool schedule = false;
   {
     std::lock_guard lock(mutex_);
     --running_;
     for (Entry& e : threads_) {
-      if (pthread_equal(e.thread, self)) e.exited = true;  // absent: join_all already has it
+      if (platform::same_thread(e.thread, self)) e.exited = true;  // absent: join_all already has it
     }
     if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
   }
   if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
 }
 
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only, const pthread_t* skip) {
-  std::vector<pthread_t> claimed;
+std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only, const platform::Thread* skip) {
+  std::vector<platform::Thread> claimed;
   auto keep = threads_.begin();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if ((exited_only && !it->exited) || (skip != nullptr && pthread_equal(it->thread, *skip))) {
+    if ((exited_only && !it->exited) || (skip != nullptr && platform::same_thread(it->thread, *skip))) {
       *keep++ = *it;
     } else {
       claimed.push_back(it->thread);
@@ -232,9 +159,9 @@ std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only, const pthread
 
 void ThreadGroup::reap() {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
+  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // each has finished its work
+    for (const platform::Thread& t : batch) join_counted(t);  // each has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -245,15 +172,15 @@ void ThreadGroup::join_all() {
   // A thread of the group that joins it (an object released from one of its own nested
   // threads) cannot join itself: it is left to the control thread, which joins it once
   // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
-  const pthread_t self = pthread_self();
+  const platform::Thread self = platform::current_thread();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false, &self);
+    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false, &self);
     if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
     if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
+    for (const platform::Thread& t : batch) join_counted(t);  // waits for each to end: one wake-up, as std::thread
     lock.lock();
   }
 }

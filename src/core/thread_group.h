@@ -13,14 +13,14 @@
 // holds a reference, so the group outlives its threads.
 #pragma once
 
-#include <pthread.h>
-
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "platform/platform.h"
 
 namespace tether {
 
@@ -56,10 +56,10 @@ class ThreadBody {
 // been destroyed (its own thread-local destructors included).
 struct ThreadExitHook {
   virtual ~ThreadExitHook() = default;
-  virtual void exited(pthread_t self) noexcept = 0;
+  virtual void exited(const platform::Thread& self) noexcept = 0;
 };
-[[nodiscard]] pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
-                                        std::shared_ptr<ThreadExitHook> on_exit);
+[[nodiscard]] platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                                               std::shared_ptr<ThreadExitHook> on_exit);
 
 // os_visible_name: name cut to the 15 bytes Linux keeps, never inside a UTF-8 sequence.
 [[nodiscard]] std::string os_visible_name(const std::string& name);
@@ -84,16 +84,16 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   // running: threads spawned and not yet exited.
   [[nodiscard]] size_t running() const;
 
-  void exited(pthread_t self) noexcept override;
+  void exited(const platform::Thread& self) noexcept override;
 
  private:
   struct Entry {
-    pthread_t thread;
+    platform::Thread thread;
     bool exited;  // its exit notice came: joining it cannot block
   };
   void reap();  // a control-thread job: joins the exited threads until there are none
   // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<pthread_t> claim_locked(bool exited_only, const pthread_t* skip);
+  std::vector<platform::Thread> claim_locked(bool exited_only, const platform::Thread* skip);
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends

@@ -1,9 +1,14 @@
-# run_install_test.cmake: installs the build into a fresh prefix, then builds and runs two
-# consumers against that prefix only: one with find_package(tether CONFIG), one with
+# run_install_test.cmake: installs the build into a fresh prefix, then builds and runs the
+# consumers against that prefix only: C and C++ with find_package(tether CONFIG), C with
 # pkg-config.
 #   cmake -DBUILD_DIR= -DWORK_DIR= -DSOURCE_DIR= -DGENERATOR= -DC_COMPILER= -DCXX_COMPILER=
 #         -DPKG_CONFIG= -P run_install_test.cmake
+# With -DPREFIX=<dir> (an unpacked .deb's usr/, say) nothing is installed: the consumers
+# use that prefix (BUILD_DIR is then not needed).
 cmake_minimum_required(VERSION 3.25)
+if(DEFINED PREFIX)
+  set(BUILD_DIR "(unused)")
+endif()
 foreach(var BUILD_DIR WORK_DIR SOURCE_DIR GENERATOR C_COMPILER CXX_COMPILER PKG_CONFIG)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_install_test.cmake: ${var} is not set")
@@ -21,10 +26,13 @@ endfunction()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
-set(prefix "${WORK_DIR}/prefix")
-
-# 1. Install.
-run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
+if(DEFINED PREFIX)
+  set(prefix "${PREFIX}")
+else()
+  set(prefix "${WORK_DIR}/prefix")
+  # 1. Install.
+  run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
+endif()
 file(GLOB_RECURSE installed_libs "${prefix}/*/libtether.so")
 file(GLOB_RECURSE installed_pcs "${prefix}/*/tether.pc")
 file(GLOB_RECURSE installed_configs "${prefix}/*/tetherConfig.cmake")
@@ -51,6 +59,8 @@ run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/cmake_consumer" -B "${WORK_DIR}/cmake-c
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/cmake-consumer")
 run("${WORK_DIR}/cmake-consumer/tether_cmake_consumer")
 message(STATUS "cmake consumer: ${RUN_OUTPUT}")
+run("${WORK_DIR}/cmake-consumer/tether_cmake_consumer_c")
+message(STATUS "cmake consumer (C): ${RUN_OUTPUT}")
 
 # 3. pkg-config consumer: flags from the installed tether.pc, compiled as strict C99.
 set(ENV{PKG_CONFIG_PATH} "${pcdir}")
@@ -63,7 +73,7 @@ run("${PKG_CONFIG}" --modversion tether)
 string(STRIP "${RUN_OUTPUT}" modversion)
 separate_arguments(cflags_list UNIX_COMMAND "${cflags}")
 separate_arguments(libs_list UNIX_COMMAND "${libs}")
-if(NOT cflags MATCHES "${prefix}/include" AND NOT cflags MATCHES "prefix/lib/pkgconfig/\\.\\./\\.\\./include")
+if(NOT cflags MATCHES "${prefix}/include" AND NOT cflags MATCHES "${pcdir}/[./]*include")
   message(FATAL_ERROR "pkg-config --cflags does not point into the prefix: '${cflags}'")
 endif()
 run("${C_COMPILER}" -std=c99 -Wall -Wextra -Werror -pedantic ${cflags_list}

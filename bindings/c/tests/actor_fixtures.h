@@ -20,40 +20,11 @@
 
 #include "fixtures.h"
 
-#include <dirent.h>
-#include <sys/syscall.h>
+#include "os_calls.h"
 
 /* tl_value: one per OS thread (a GNU C extension that -std=c99 -pedantic accepts). Each file
  * that includes this header has its own; every actor thread starts with 0. */
 static __thread long tl_value;
-
-/* os_tid: gettid() of the calling thread. */
-static inline long os_tid(void) { return (long)syscall(SYS_gettid); }
-
-/* os_thread_count: the process's live threads (the entries of /proc/self/task), not
- * counting the library's control thread ("tether-ctl": one per process, started on first
- * use to join exited threads, never an object's thread). */
-static inline long os_thread_count(void) {
-  long n = 0;
-  struct dirent *d;
-  DIR *dir = opendir("/proc/self/task");
-  CHECK(dir != NULL);
-  while ((d = readdir(dir)) != NULL) {
-    char path[300], comm[32];
-    FILE *f;
-    if (d->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
-    comm[0] = '\0';
-    f = fopen(path, "r");
-    if (f != NULL) { /* NULL: the thread has just exited */
-      if (fgets(comm, sizeof comm, f) == NULL) comm[0] = '\0';
-      fclose(f);
-      if (strcmp(comm, "tether-ctl\n") != 0) n++;
-    }
-  }
-  closedir(dir);
-  return n;
-}
 
 /* thread_baseline: os_thread_count() once the process has created (and joined) a thread of
  * the library's: a sanitizer's runtime may start a thread of its own at the first

@@ -43,7 +43,10 @@
 #define T_LONG (30 * SEC) /* a wait that must succeed: generous, for valgrind */
 #define T_SHORT (20 * MS) /* a wait that must time out */
 
-#if defined(__GNUC__)
+#if defined(__MINGW_PRINTF_FORMAT) /* mingw-w64: the C99 printf of __USE_MINGW_ANSI_STDIO */
+#  define HARNESS_NORETURN __attribute__((noreturn))
+#  define HARNESS_PRINTF(a, b) __attribute__((format(__MINGW_PRINTF_FORMAT, a, b)))
+#elif defined(__GNUC__)
 #  define HARNESS_NORETURN __attribute__((noreturn))
 #  define HARNESS_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -139,8 +142,19 @@ static inline long scaled(long n) {
 
 /* ---- Synchronisation owned by the tests ------------------------------------------------ */
 
+/* The clock condvar deadlines are on: CLOCK_MONOTONIC, except with winpthreads, whose
+ * pthread_cond_timedwait takes CLOCK_REALTIME whatever the attribute says. */
+#if defined(_WIN32)
+#  define HARNESS_COND_CLOCK CLOCK_REALTIME
+#else
+#  define HARNESS_COND_CLOCK CLOCK_MONOTONIC
+#endif
+
 static inline void abs_deadline(struct timespec *ts, int64_t timeout_ns) {
-  int64_t t = now_ns() + timeout_ns;
+  struct timespec base;
+  int64_t t;
+  clock_gettime(HARNESS_COND_CLOCK, &base);
+  t = (int64_t)base.tv_sec * SEC + base.tv_nsec + timeout_ns;
   ts->tv_sec = (time_t)(t / SEC);
   ts->tv_nsec = (long)(t % SEC);
 }
@@ -148,7 +162,7 @@ static inline void abs_deadline(struct timespec *ts, int64_t timeout_ns) {
 static inline void cond_init_monotonic(pthread_cond_t *cv) {
   pthread_condattr_t a;
   pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_condattr_setclock(&a, HARNESS_COND_CLOCK);
   pthread_cond_init(cv, &a);
   pthread_condattr_destroy(&a);
 }

@@ -8,8 +8,9 @@
  *   null, forged, wrong-kind or released handle             -> TETHER_E_INVALID_HANDLE
  *   error accessors on a bad handle                         -> 0 / ""
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* os_calls.h: syscall, pthread_getname_np */
 #include "fixtures.h"
+#include "os_calls.h"
 
 #include <limits.h>
 
@@ -121,7 +122,7 @@ static attempt try_start(const tether_runner_options *o, tether_fn fn, int with_
 TEST(bad_start_args) {
   tether_runner_options o;
   tether_runner r = {5};
-  long min_stack = sysconf(_SC_THREAD_STACK_MIN);
+  long min_stack = os_stack_min();
 
   CHECK_STARTED(try_start(NULL, ok_fn, 1));            /* NULL options: the defaults */
   CHECK_REJECTED(try_start(NULL, NULL, 1));            /* NULL target */

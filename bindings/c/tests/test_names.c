@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* pthread_getname_np */
 #include "fixtures.h"
+#include "os_calls.h"
 
 typedef struct names {
   counter drops; /* FIRST member */
@@ -17,7 +18,7 @@ typedef struct names {
 
 static void record_names(tether_task *t, char os[64], char task[64]) {
   const char *n = tether_task_thread_name(t);
-  CHECK(pthread_getname_np(pthread_self(), os, 64) == 0);
+  CHECK(os_thread_name(os, 64));
   CHECK(n != NULL && strlen(n) < 64);
   strcpy(task, n);
 }

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "fixtures.h"
+#include "os_calls.h"
 
 typedef struct foreign {
   tether_runner r;
@@ -16,7 +17,7 @@ static void *foreign_main(void *arg) {
   foreign *f = (foreign *)arg;
   char *msg = (char *)malloc(32);
   CHECK(msg != NULL);
-  CHECK(pthread_setname_np(pthread_self(), "foreign-io") == 0);
+  CHECK(os_set_thread_name("foreign-io"));
   strcpy(msg, "disk full");
   f->st = tether_runner_report_error(f->r, f->code, 99, msg);
   memset(msg, 'X', 31); /* the library must have copied it */
@@ -68,7 +69,7 @@ TEST(report_error_adds_to_failed) {
   blocker b;
   tether_runner r;
   blocker_init(&b);
-  CHECK(pthread_setname_np(pthread_self(), "c-main") == 0);
+  CHECK(os_set_thread_name("c-main"));
   r = start_blocker("trainer", &b);
 
   CHECK_ST(report_from_pthread(r, TETHER_E_TASK_FAILED), TETHER_OK);

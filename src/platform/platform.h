@@ -1,0 +1,83 @@
+// platform: every call the core makes to the operating system, behind one small interface
+// so that the rest of src/core includes no OS header. One implementation per OS:
+// posix.cpp (Linux and other POSIX systems) and win32.cpp (Windows). The core keeps the
+// logic (what is checked, what a failure is called); these functions only make the call.
+//
+// Thread safety: every function may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tether::platform {
+
+// Thread: a joinable OS thread. handle is what join_thread takes (POSIX: the pthread_t;
+// Windows: the thread's HANDLE); id tells threads apart where the handle cannot (Windows,
+// where a thread cannot name its own HANDLE). Compare with same_thread, never by value.
+struct Thread {
+  std::uintptr_t handle = 0;
+  std::uint64_t id = 0;
+};
+
+// current_thread: the calling thread, for same_thread (not joinable).
+[[nodiscard]] Thread current_thread() noexcept;
+[[nodiscard]] bool same_thread(const Thread& a, const Thread& b) noexcept;
+
+// current_thread_id: the OS's nonzero id of the calling thread (Linux: gettid), unique
+// among live threads.
+[[nodiscard]] std::uint64_t current_thread_id() noexcept;
+
+// min_stack_size: the smallest stack a new thread may ask for.
+[[nodiscard]] std::size_t min_stack_size() noexcept;
+
+// cpu_in_range: cpu is a CPU number this OS can pin to at all (Linux: below CPU_SETSIZE;
+// Windows: 0..63, one processor group). Whether the process may run on it is decided
+// when the thread starts (start_thread: kCannotPin).
+[[nodiscard]] bool cpu_in_range(int cpu) noexcept;
+
+// allowed_cpus: the CPUs the process may use, as the OS lists them, for messages (Linux:
+// its cgroup's cpuset (v2) when there is one, else the CPUs online; "unknown" if unread).
+[[nodiscard]] std::string allowed_cpus();
+
+// StartResult: how start_thread ended. reason is the OS's text for kRefused.
+enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kRefused };
+
+// start_thread: a new thread running entry(arg) with asynchronous signals blocked (POSIX)
+// and, when cpu >= 0, pinned to that one CPU before it runs (kCannotPin: the OS refused
+// that CPU for the new thread). stack_size 0: the default.
+// On kStarted, *out is the thread and entry owns arg; otherwise entry never runs.
+[[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
+                                       Thread* out, std::string* reason);
+
+// join_thread: waits for t to end and releases it. Once per thread started.
+void join_thread(const Thread& t) noexcept;
+
+// set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
+// 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
+void set_current_thread_name(const std::string& name) noexcept;
+[[nodiscard]] std::string current_thread_name();
+
+// notify_at_thread_exit: fn(arg) runs on the calling thread when it exits, after its C++
+// thread_locals are destroyed (Windows: those of this library; see tether.h). Once per
+// thread; the core uses one fn for every thread.
+void notify_at_thread_exit(void (*fn)(void*), void* arg);
+
+// Asymmetric fence (see core/asymmetric_fence.h). enable_process_barrier: at load, true
+// when process_barrier is available (Linux membarrier PRIVATE_EXPEDITED, registered;
+// Windows FlushProcessWriteBuffers). process_barrier: every running thread of the process
+// executes a full barrier; false if that failed.
+[[nodiscard]] bool enable_process_barrier() noexcept;
+[[nodiscard]] bool process_barrier() noexcept;
+
+// threads_run_at_exit: whether the library's threads still run when its static destructors
+// do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
+// thread first, and signalling or joining one could wait forever).
+[[nodiscard]] bool threads_run_at_exit() noexcept;
+
+// on_fork: registers fork handlers (pthread_atfork): prepare before fork() in the parent,
+// parent after it there, child in the child. false where there is no fork (Windows) or
+// they could not be registered.
+bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
+
+}  // namespace tether::platform

@@ -1,0 +1,215 @@
+// The platform seam on POSIX systems (Linux first: gettid, membarrier, CPU sets).
+#include "platform/platform.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
+
+namespace tether::platform {
+namespace {
+
+static_assert(sizeof(pthread_t) <= sizeof(std::uintptr_t), "a pthread_t must fit a Thread handle");
+
+std::uintptr_t to_handle(pthread_t t) noexcept {
+  std::uintptr_t h = 0;
+  std::memcpy(&h, &t, sizeof t);
+  return h;
+}
+
+pthread_t from_handle(std::uintptr_t h) noexcept {
+  pthread_t t;
+  std::memcpy(&t, &h, sizeof t);
+  return t;
+}
+
+// The exit notice: a pthread key whose destructor runs the thread's notice. glibc runs key
+// destructors after every C++ thread_local destructor of the thread, so the notice comes
+// only once the thread's own work, its destructors included, is done. (A key is also much
+// cheaper per thread than a C++ thread_local with a destructor, which registers through
+// the loader's lock.) The function sits in a trivial thread_local: no registration.
+thread_local void (*t_exit_fn)(void*) = nullptr;
+
+void run_exit_notice(void* arg) {
+  if (t_exit_fn != nullptr) t_exit_fn(arg);
+}
+
+pthread_key_t make_exit_key() {
+  pthread_key_t key;
+  if (pthread_key_create(&key, &run_exit_notice) != 0) std::abort();  // at load: no keys left
+  return key;
+}
+const pthread_key_t g_exit_key = make_exit_key();
+
+// Asynchronous signals are blocked in library threads so a process's handlers run on
+// the threads it chose; faults (synchronous signals) stay deliverable.
+sigset_t async_signals() {
+  sigset_t set;
+  sigfillset(&set);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
+  return set;
+}
+
+// read_line: the first line of a small text file, or "".
+std::string read_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[4096];
+  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+struct Trampoline {
+  void (*entry)(void*);
+  void* arg;
+};
+
+void* thread_main(void* raw) {
+  const Trampoline t = *static_cast<Trampoline*>(raw);
+  delete static_cast<Trampoline*>(raw);
+  t.entry(t.arg);
+  return nullptr;
+}
+
+}  // namespace
+
+Thread current_thread() noexcept { return Thread{to_handle(pthread_self()), 0}; }
+
+bool same_thread(const Thread& a, const Thread& b) noexcept {
+  return pthread_equal(from_handle(a.handle), from_handle(b.handle)) != 0;
+}
+
+std::uint64_t current_thread_id() noexcept {
+#if defined(__linux__)
+  return static_cast<std::uint64_t>(syscall(SYS_gettid));
+#else
+  return static_cast<std::uint64_t>(to_handle(pthread_self()));
+#endif
+}
+
+std::size_t min_stack_size() noexcept { return static_cast<std::size_t>(PTHREAD_STACK_MIN); }
+
+bool cpu_in_range(int cpu) noexcept {
+#if defined(__linux__)
+  return cpu >= 0 && cpu < CPU_SETSIZE;
+#else
+  return false;  // no pinning API here
+#endif
+}
+
+std::string allowed_cpus() {
+  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
+  if (cgroup.rfind("0::", 0) == 0) {
+    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
+    if (!cpus.empty()) return cpus;
+  }
+  const std::string online = read_line("/sys/devices/system/cpu/online");
+  return online.empty() ? "unknown" : online;
+}
+
+StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg, Thread* out,
+                         std::string* reason) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return StartResult::kNoMemory;
+  struct AttrGuard {
+    pthread_attr_t* a;
+    ~AttrGuard() { pthread_attr_destroy(a); }
+  } attr_guard{&attr};
+  if (stack_size != 0 && pthread_attr_setstacksize(&attr, stack_size) != 0) return StartResult::kStackSizeUnusable;
+  if (cpu >= 0) {
+#if defined(__linux__)
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) return StartResult::kCannotPin;
+#else
+    return StartResult::kCannotPin;
+#endif
+  }
+  auto* trampoline = new Trampoline{entry, arg};
+
+  // The new thread starts with asynchronous signals blocked. glibc >= 2.32 takes the mask
+  // in the attributes; older ones get it the classic way, by the creator's own mask.
+  static const sigset_t blocked = async_signals();
+  pthread_t thread;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  pthread_attr_setsigmask_np(&attr, &blocked);
+  const int rc = pthread_create(&thread, &attr, &thread_main, trampoline);
+#else
+  sigset_t previous;
+  pthread_sigmask(SIG_SETMASK, &blocked, &previous);
+  const int rc = pthread_create(&thread, &attr, &thread_main, trampoline);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+#endif
+  if (rc == EINVAL && cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
+    delete trampoline;
+    return StartResult::kCannotPin;
+  }
+  if (rc != 0) {
+    delete trampoline;
+    *reason = std::strerror(rc);
+    return StartResult::kRefused;
+  }
+  *out = Thread{to_handle(thread), 0};
+  return StartResult::kStarted;
+}
+
+void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
+
+void set_current_thread_name(const std::string& name) noexcept {
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), name.c_str());
+#else
+  (void)name;
+#endif
+}
+
+std::string current_thread_name() {
+  char buf[64] = {};
+  if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
+  return buf;
+}
+
+void notify_at_thread_exit(void (*fn)(void*), void* arg) {
+  t_exit_fn = fn;
+  pthread_setspecific(g_exit_key, arg);
+}
+
+bool enable_process_barrier() noexcept {
+#if defined(__linux__) && defined(__NR_membarrier)
+  const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+  return false;
+#endif
+}
+
+bool process_barrier() noexcept {
+#if defined(__linux__) && defined(__NR_membarrier)
+  return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+  return false;
+#endif
+}
+
+bool threads_run_at_exit() noexcept { return true; }
+
+bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
+  return pthread_atfork(prepare, parent, child) == 0;
+}
+
+}  // namespace tether::platform

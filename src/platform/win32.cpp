@@ -1,0 +1,148 @@
+// The platform seam on Windows (Win32 threads; no fork, no signals to block).
+#include "platform/platform.h"
+
+#include <process.h>
+#include <windows.h>
+
+#include <climits>
+#include <cwchar>
+
+namespace tether::platform {
+namespace {
+
+// Windows rounds a thread's stack up to its allocation granularity (64 KiB); the floor is
+// the one Linux has, so the same options are valid on both.
+constexpr std::size_t kMinStackSize = 16384;
+
+struct Trampoline {
+  void (*entry)(void*);
+  void* arg;
+};
+
+unsigned __stdcall thread_main(void* raw) {
+  const Trampoline t = *static_cast<Trampoline*>(raw);
+  delete static_cast<Trampoline*>(raw);
+  t.entry(t.arg);
+  return 0;
+}
+
+// SetThreadDescription/GetThreadDescription exist from Windows 10 1607 on: looked up once,
+// so the library still loads where they are missing (names are then not shown).
+using SetDescription = HRESULT(WINAPI*)(HANDLE, PCWSTR);
+using GetDescription = HRESULT(WINAPI*)(HANDLE, PWSTR*);
+
+template <typename Fn>
+Fn kernel_function(const char* name) noexcept {
+  HMODULE kernel = GetModuleHandleW(L"kernel32.dll");
+  if (kernel == nullptr) return nullptr;
+  return reinterpret_cast<Fn>(reinterpret_cast<void*>(GetProcAddress(kernel, name)));
+}
+
+const SetDescription g_set_description = kernel_function<SetDescription>("SetThreadDescription");
+const GetDescription g_get_description = kernel_function<GetDescription>("GetThreadDescription");
+
+// The exit notice: a thread_local whose destructor runs the notice. It is constructed
+// when the notice is set, at the thread's start, so it is destroyed after every other
+// thread_local of this library the thread constructed later (reverse order).
+struct ExitNotice {
+  void (*fn)(void*) = nullptr;
+  void* arg = nullptr;
+  ~ExitNotice() {
+    if (fn != nullptr) fn(arg);
+  }
+};
+thread_local ExitNotice t_exit_notice;
+
+}  // namespace
+
+Thread current_thread() noexcept { return Thread{0, GetCurrentThreadId()}; }
+
+bool same_thread(const Thread& a, const Thread& b) noexcept { return a.id == b.id; }
+
+std::uint64_t current_thread_id() noexcept { return GetCurrentThreadId(); }
+
+std::size_t min_stack_size() noexcept { return kMinStackSize; }
+
+bool cpu_in_range(int cpu) noexcept { return cpu >= 0 && cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); }
+
+std::string allowed_cpus() {
+  DWORD_PTR process = 0;
+  DWORD_PTR system = 0;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) == 0) return "unknown";
+  std::string list;
+  for (int cpu = 0; cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); ++cpu) {
+    if (((process >> cpu) & 1) == 0) continue;
+    if (!list.empty()) list += ',';
+    list += std::to_string(cpu);
+  }
+  return list.empty() ? "unknown" : list;
+}
+
+StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg, Thread* out,
+                         std::string* reason) {
+  if (stack_size > UINT_MAX) return StartResult::kStackSizeUnusable;
+  auto* trampoline = new Trampoline{entry, arg};
+  unsigned id = 0;
+  // Suspended, so the pin is in place before the thread runs; _beginthreadex (not
+  // CreateThread) so the C runtime's per-thread state is set up and freed.
+  const std::uintptr_t h = _beginthreadex(nullptr, static_cast<unsigned>(stack_size), &thread_main, trampoline,
+                                          CREATE_SUSPENDED | STACK_SIZE_PARAM_IS_A_RESERVATION, &id);
+  if (h == 0) {
+    delete trampoline;
+    *reason = "error " + std::to_string(GetLastError());
+    return StartResult::kRefused;
+  }
+  HANDLE thread = reinterpret_cast<HANDLE>(h);
+  if (cpu >= 0 && SetThreadAffinityMask(thread, DWORD_PTR{1} << cpu) == 0) {
+    // Never started: end it before it runs, then free what it would have owned.
+    TerminateThread(thread, 1);
+    WaitForSingleObject(thread, INFINITE);
+    CloseHandle(thread);
+    delete trampoline;
+    return StartResult::kCannotPin;
+  }
+  ResumeThread(thread);
+  *out = Thread{h, id};
+  return StartResult::kStarted;
+}
+
+void join_thread(const Thread& t) noexcept {
+  HANDLE thread = reinterpret_cast<HANDLE>(t.handle);
+  WaitForSingleObject(thread, INFINITE);
+  CloseHandle(thread);
+}
+
+void set_current_thread_name(const std::string& name) noexcept {
+  if (g_set_description == nullptr) return;
+  wchar_t wide[64] = {};
+  if (MultiByteToWideChar(CP_UTF8, 0, name.c_str(), -1, wide, 63) == 0) return;
+  g_set_description(GetCurrentThread(), wide);
+}
+
+std::string current_thread_name() {
+  if (g_get_description == nullptr) return {};
+  PWSTR wide = nullptr;
+  if (FAILED(g_get_description(GetCurrentThread(), &wide)) || wide == nullptr) return {};
+  char buf[256] = {};
+  const int n = WideCharToMultiByte(CP_UTF8, 0, wide, -1, buf, sizeof buf, nullptr, nullptr);
+  LocalFree(wide);
+  return n > 0 ? std::string(buf) : std::string();
+}
+
+void notify_at_thread_exit(void (*fn)(void*), void* arg) {
+  t_exit_notice.fn = fn;
+  t_exit_notice.arg = arg;
+}
+
+bool enable_process_barrier() noexcept { return true; }  // FlushProcessWriteBuffers: Vista on
+
+bool process_barrier() noexcept {
+  FlushProcessWriteBuffers();
+  return true;
+}
+
+bool threads_run_at_exit() noexcept { return false; }
+
+bool on_fork(void (*)(), void (*)(), void (*)()) noexcept { return false; }
+
+}  // namespace tether::platform
