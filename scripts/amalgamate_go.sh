@@ -40,6 +40,8 @@ fi
 mapfile -t sources < <(sed -n 's/^[[:space:]]*\(\(core\|capi\)\/[a-z_]*\.cpp\)[[:space:]]*$/\1/p' \
   "$root/src/CMakeLists.txt")
 [ ${#sources[@]} -gt 0 ] || { echo "amalgamate_go.sh: no sources found in src/CMakeLists.txt" >&2; exit 1; }
+# The platform seam's implementation is chosen per OS in CMake; cgo here builds for POSIX.
+sources+=(platform/posix.cpp)
 
 # File-local globals (the core names them g_*) that two sources define alike would clash in
 # one translation unit: each such name is renamed per source with a #define around it.
@@ -67,7 +69,7 @@ mkdir -p "$out/include/tether"
     function emit(path, rel,   line, inc) {
       while ((getline line < path) > 0) {
         if (line ~ /^#pragma once/) continue
-        if (match(line, /^#include "(core|capi)\/[a-z_]+\.h"/)) {
+        if (match(line, /^#include "(core|capi|platform)\/[a-z_]+\.h"/)) {
           inc = substr(line, 11, RLENGTH - 11)
           if (!(inc in seen)) {
             seen[inc] = 1

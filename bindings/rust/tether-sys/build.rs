@@ -226,8 +226,8 @@ fn tool(var: &str, target: &str, default: &str) -> String {
 }
 
 /// Every file under `dir` into `inputs`, the `.cpp` ones also into `sources`. A directory
-/// named after another OS family (`win32`/`windows` off Windows, `posix`/`unix` on it) is
-/// skipped: that is where per-OS implementations of the platform layer live.
+/// or file named after another OS family (`win32`/`windows` off Windows, `posix`/`unix` on
+/// it) is skipped: that is where per-OS implementations of the platform layer live.
 fn collect(dir: &Path, target: &str, sources: &mut Vec<PathBuf>, inputs: &mut Vec<PathBuf>) {
     let other_os: &[&str] = if target.contains("windows") {
         &["posix", "unix", "linux"]
@@ -243,6 +243,8 @@ fn collect(dir: &Path, target: &str, sources: &mut Vec<PathBuf>, inputs: &mut Ve
             if !other_os.contains(&name.as_str()) {
                 collect(&path, target, sources, inputs);
             }
+        } else if other_os.contains(&name.split('.').next().unwrap_or("")) {
+            // A per-OS file of the platform layer (src/platform/win32.cpp): not this target's.
         } else if name.ends_with(".cpp") || name.ends_with(".h") || name.ends_with(".hpp") {
             if name.ends_with(".cpp") {
                 sources.push(path.clone());

@@ -57,6 +57,21 @@
  * child work. A callback that calls fork() and then returns in the child ends the child
  * process there, as by exit(0): the copy of the library thread it ran on runs nothing more
  * of the parent's work (the child may also exec, or end itself, before returning).
+ *
+ * On Windows (tether.dll) the API is the same; these behaviours differ:
+ *  - Thread names are set with SetThreadDescription (shown by debuggers and tools; missing
+ *    before Windows 10 1607, where names are recorded by the library but not shown). The
+ *    OS-visible name is cut to 15 bytes there too, so names read back alike everywhere.
+ *  - `cpu` pins with SetThreadAffinityMask and must be one of the process's CPUs in its
+ *    first processor group (0..63); `os_thread_id` is GetCurrentThreadId().
+ *  - stack_size below 16384 is TETHER_E_INVALID_ARGUMENT (the floor Linux's
+ *    PTHREAD_STACK_MIN has); Windows rounds stacks up to 64 KiB.
+ *  - There are no signals to block and no fork(): TETHER_E_FORKED never occurs.
+ *  - A thread's exit notice (when its owner learns it ended) comes after the thread_locals
+ *    of tether.dll are destroyed, not necessarily after those of other modules.
+ *  - At process exit Windows ends every thread before the library's static destructors
+ *    run, so the library's threads are not joined then (nothing is left to join). Do not
+ *    unload tether.dll (FreeLibrary) while any of its objects or threads is alive.
  * ---------------------------------------------------------------------------------------- */
 
 #if defined(_WIN32)
@@ -450,7 +465,7 @@ typedef struct tether_executor_stats {
   uint64_t completed, failed, cancelled; /* totals */
   uint64_t rejected;                     /* totals: QUEUE_FULL or SHUTDOWN refusals */
   uint64_t errors_dropped;               /* fire-and-forget errors past the kept limit */
-  uint64_t os_thread_id;                 /* gettid() on Linux; 0 until a manual executor first runs */
+  uint64_t os_thread_id;                 /* gettid() on Linux (Windows: see the top); 0 until a manual executor first runs */
 } tether_executor_stats;
 
 /* tether_executor_options_init: fills the defaults and struct_size. NULL does nothing. */
