@@ -2538,14 +2538,13 @@ void Actor::settle_when_done(Scope* call) noexcept {
   // the settle it makes may be the last, and the destructor may end the actor on
   // another thread before the settle has returned.
   if (call != nullptr) {
-    std::shared_ptr<Actor>* keep = nullptr;
     try {
-      keep = new std::shared_ptr<Actor>(shared_from_this());
-      call->on_quiet([](void* p) { (*static_cast<std::shared_ptr<Actor>*>(p))->settle(); },
-                     UserArg(keep, [](void* p) { delete static_cast<std::shared_ptr<Actor>*>(p); }));
+      // Once in the UserArg, keep is dropped exactly once whatever on_quiet does.
+      UserArg keep(new std::shared_ptr<Actor>(shared_from_this()),
+                   [](void* p) { delete static_cast<std::shared_ptr<Actor>*>(p); });
+      call->on_quiet([](void* p) { (*static_cast<std::shared_ptr<Actor>*>(p))->settle(); }, std::move(keep));
       return;
     } catch (...) {  // no memory to wait without blocking: wait here rather than settle early
-      delete keep;
       call->wait_quiet();
     }
   }
