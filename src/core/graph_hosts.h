@@ -5,6 +5,8 @@
 // are keyed by id (never reused), so an entry can never name a later lane.
 #pragma once
 
+#include "core/immortal.h"
+
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -25,6 +27,8 @@ class GraphHosts {
   void uninstall(const Lane& lane, uint64_t graph) noexcept;
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   GraphHosts() = default;
   std::mutex mutex_;
   std::unordered_map<uint64_t, uint64_t> hosts_;  // guarded by mutex_: lane id -> graph

@@ -11,6 +11,8 @@
 // free_. The table is never destroyed (a process may exit with live handles).
 #pragma once
 
+#include "core/immortal.h"
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,6 +47,8 @@ class HandleTable {
   }
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   HandleTable() = default;
 
   struct Slot {
