@@ -1,5 +1,6 @@
 #include "core/control_thread.h"
 
+#include "core/immortal.h"
 #include "core/status_error.h"
 #include "core/thread_group.h"
 #include "core/hot_tls.h"
@@ -25,32 +26,33 @@ class ControlBody : public ThreadBody {
 }  // namespace
 
 ControlThread& ControlThread::instance() {
-  static ControlThread* control = new ControlThread();  // never destroyed: see the class comment
-  return *control;
+  return immortal<ControlThread>();  // never destroyed: see the class comment
 }
 
 bool ControlThread::is_current() noexcept { return t_is_control_thread; }
 
-void ControlThread::post(std::function<void()> job) {
+void ControlThread::start() {
+  std::lock_guard lock(mutex_);
+  if (started_ || stopping_) return;
+  thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
+                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }), nullptr);
+  started_ = true;
+}
+
+void ControlThread::post(ControlJob& job) noexcept {
   std::unique_lock lock(mutex_);
-  if (stopping_) {
+  if (stopping_ || !started_) {
     lock.unlock();
-    job();  // the process is exiting: the job only joins exited threads, so run it here
+    job.run();  // exiting (or never started): the job only joins exited threads
     return;
   }
-  if (!started_) {
-    try {
-      thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
-                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }),
-                            nullptr);
-      started_ = true;
-    } catch (const StatusError&) {
-      lock.unlock();
-      job();  // no control thread: the job only joins exited threads, so run it here
-      return;
-    }
+  job.next_ = nullptr;
+  if (tail_ != nullptr) {
+    tail_->next_ = &job;
+  } else {
+    head_ = &job;
   }
-  jobs_.push_back(std::move(job));
+  tail_ = &job;
   lock.unlock();
   cv_.notify_one();
 }
@@ -58,13 +60,13 @@ void ControlThread::post(std::function<void()> job) {
 void ControlThread::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
-    if (jobs_.empty()) return;  // stopping, and nothing left to do
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
+    cv_.wait(lock, [&] { return head_ != nullptr || stopping_; });
+    if (head_ == nullptr) return;  // stopping, and nothing left to do
+    ControlJob* job = head_;
+    head_ = job->next_;
+    if (head_ == nullptr) tail_ = nullptr;
     lock.unlock();
-    job();
-    job = nullptr;  // what the job held (maybe an object's last reference) dies unlocked
+    job->run();  // may free the job's owner: job is not touched after this
     lock.lock();
   }
 }

@@ -12,6 +12,7 @@
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
+#include "core/thread_exit.h"
 #include "tether/tether.h"
 
 namespace tether {
@@ -40,36 +41,33 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// The exit notice: a pthread key whose destructor tells the thread's owner it exited.
-// glibc runs key destructors after every C++ thread_local destructor of the thread, so
-// the owner hears of the exit only once the thread's own work, its destructors included,
-// is done. (A key is also much cheaper per thread than a C++ thread_local with a
-// destructor, which registers through the loader's lock.)
-void on_thread_exit(void* raw) {
+// The exit notice tells the thread's owner it exited. It runs last at the thread's end
+// (thread_exit.h), after every thread-local destructor and library cleanup, so the owner
+// hears of the exit only once the thread's own work, its destructors included, is done.
+void on_thread_exit(void* raw) noexcept {
   auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
   (*hook)->exited(pthread_self());
   delete hook;
 }
 
-pthread_key_t make_exit_key() {
-  pthread_key_t key;
-  if (pthread_key_create(&key, &on_thread_exit) != 0) std::abort();  // at load: no keys left
-  return key;
-}
-const pthread_key_t g_exit_key = make_exit_key();
-
+// StartData: what a new thread needs, all of it allocated before pthread_create so the
+// thread itself never allocates before its body runs (nothing could report it there).
 struct StartData {
   std::string os_name;
   std::unique_ptr<ThreadBody> body;
-  std::shared_ptr<ThreadExitHook> on_exit;
+  std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit key's value
 };
 
 void* thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  if (start->on_exit) pthread_setspecific(g_exit_key, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
+  std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
+  // A key past the first 32 may need memory for its block: without it, the notice is
+  // given at the end of thread_main instead (before this thread's TLS destructors).
+  if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
   pthread_setname_np(pthread_self(), start->os_name.c_str());
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
+  if (hook != nullptr) on_thread_exit(hook);
   return nullptr;
 }
 
@@ -136,15 +134,19 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
-  auto start = std::make_unique<StartData>(
-      StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
+  auto start = std::make_unique<StartData>();
+  start->os_name = os_visible_name(options.name);
+  start->body = std::move(body);
+  if (on_exit) start->on_exit = std::make_unique<std::shared_ptr<ThreadExitHook>>(std::move(on_exit));
 
   // The new thread starts with asynchronous signals blocked. glibc >= 2.32 takes the mask
   // in the attributes; older ones get it the classic way, by the creator's own mask.
   static const sigset_t blocked = async_signals();
   pthread_t thread;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  pthread_attr_setsigmask_np(&attr, &blocked);
+  if (pthread_attr_setsigmask_np(&attr, &blocked) != 0) {
+    throw StatusError(TETHER_E_NO_MEMORY, "cannot create thread '" + options.name + "': no memory for its attributes");
+  }
   const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
 #else
   sigset_t previous;
@@ -161,17 +163,35 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
 }
 
 void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body) {
+  // Everything that can fail comes before the thread starts: the control thread that
+  // will reap it, and room for its entry. Once pthread_create succeeded, nothing throws.
+  ControlThread::instance().start();
   // mutex_ is held across the creation so the new thread's exit notice finds its entry.
   std::lock_guard lock(mutex_);
+  threads_.reserve(threads_.size() + 1);
   g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
     const pthread_t t = start_os_thread(options, std::move(body), shared_from_this());
-    threads_.push_back(Entry{t, false});
+    threads_.push_back(Entry{t, false});  // no allocation: reserved above
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
     throw;
   }
   ++running_;
+}
+
+void ThreadGroup::ReapJob::run() noexcept {
+  std::shared_ptr<ThreadGroup> group;
+  {
+    std::lock_guard lock(group_->mutex_);
+    group = std::move(group_->reap_keepalive_);
+  }
+  group->reap();  // the group may die with `group`, after its last use
+}
+
+void ThreadGroup::schedule_reap_locked() noexcept {
+  reap_scheduled_ = true;
+  reap_keepalive_ = shared_from_this();  // no allocation: the control block exists
 }
 
 void ThreadGroup::exited(pthread_t self) noexcept {
@@ -182,30 +202,30 @@ void ThreadGroup::exited(pthread_t self) noexcept {
     for (Entry& e : threads_) {
       if (pthread_equal(e.thread, self)) e.exited = true;  // absent: join_all already has it
     }
-    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
-  }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
-}
-
-std::vector<pthread_t> ThreadGroup::claim_locked(bool exited_only) {
-  std::vector<pthread_t> claimed;
-  auto keep = threads_.begin();
-  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if (exited_only && !it->exited) {
-      *keep++ = *it;
-    } else {
-      claimed.push_back(it->thread);
+    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) {
+      schedule_reap_locked();
+      schedule = true;
     }
   }
-  threads_.erase(keep, threads_.end());
-  return claimed;
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
-void ThreadGroup::reap() {
+bool ThreadGroup::claim_locked(bool exited_only, pthread_t* out) noexcept {
+  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+    // Never the calling thread: a job run on an exiting thread must not join itself.
+    if ((exited_only && !it->exited) || pthread_equal(it->thread, pthread_self())) continue;
+    *out = it->thread;
+    threads_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+void ThreadGroup::reap() noexcept {
   std::unique_lock lock(mutex_);
-  for (std::vector<pthread_t> batch; !(batch = claim_locked(/*exited_only=*/true)).empty();) {
+  for (pthread_t t; claim_locked(/*exited_only=*/true, &t);) {
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // each has finished its work
+    join_thread(t);  // it has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -215,11 +235,11 @@ void ThreadGroup::reap() {
 void ThreadGroup::join_all() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<pthread_t> batch = claim_locked(/*exited_only=*/false);
-    if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
+    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
+    pthread_t t;
+    if (!claim_locked(/*exited_only=*/false, &t)) return;  // every thread spawned (also by those joined) is joined
     lock.unlock();
-    for (pthread_t t : batch) join_thread(t);  // waits for each to end: one wake-up, as std::thread
+    join_thread(t);  // waits for it to end: one wake-up, as std::thread
     lock.lock();
   }
 }
@@ -230,10 +250,13 @@ void ThreadGroup::orphan() {
     std::lock_guard lock(mutex_);
     orphaned_ = true;
     for (const Entry& e : threads_) {
-      if (e.exited && !reap_scheduled_) schedule = reap_scheduled_ = true;
+      if (e.exited && !reap_scheduled_) {
+        schedule_reap_locked();
+        schedule = true;
+      }
     }
   }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
 size_t ThreadGroup::running() const {

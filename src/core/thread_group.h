@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "core/control_thread.h"
+
 namespace tether {
 
 // ThreadOptions: how a library thread is made.
@@ -87,9 +89,21 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
     pthread_t thread;
     bool exited;  // its exit notice came: joining it cannot block
   };
-  void reap();  // a control-thread job: joins the exited threads until there are none
-  // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<pthread_t> claim_locked(bool exited_only);
+  // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
+  class ReapJob : public ControlJob {
+   public:
+    explicit ReapJob(ThreadGroup* group) : group_(group) {}
+    void run() noexcept override;
+
+   private:
+    ThreadGroup* group_;
+  };
+  void reap() noexcept;  // the job: joins the exited threads until there are none
+  // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
+  void schedule_reap_locked() noexcept;
+  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
+  // *out; false when there is none. The caller joins it. Holds mutex_.
+  bool claim_locked(bool exited_only, pthread_t* out) noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends
@@ -97,6 +111,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   size_t running_ = 0;             // spawned, exit notice not yet in
   bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
+  ReapJob reap_job_{this};                       // queued while reap_scheduled_
+  std::shared_ptr<ThreadGroup> reap_keepalive_;  // guarded by mutex_: set while reap_scheduled_
 };
 
 }  // namespace tether
