@@ -146,7 +146,7 @@ TEST(Process, ForkChildExitDoesNotTouchParentThreads) {
 }
 
 // Fork directly from this (multi-threaded, gtest) process too. The child makes tether calls,
-// then does the one thing the contract lets it do: exec (the helper's exit-with mode reports
+// then execs (the helper's exit-with mode reports
 // the finding as its exit code). Exec rather than _exit also keeps valgrind from checking
 // the child's heap, whose owners (the parent's other threads) do not exist there.
 TEST(Process, ForkFromTestProcessChildGetsForked) {

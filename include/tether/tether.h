@@ -48,10 +48,15 @@
  *
  * Threads the library creates block asynchronous signals (synchronous ones such as SIGSEGV
  * stay deliverable) and are never detached: each is joined before its owner is freed.
- * Process exit with live handles does not crash. After fork(), the child may only exec:
- * every call that touches library state returns TETHER_E_FORKED there, and nothing of the
- * parent's is dropped or joined in the child (an `arg` handed to such a call is not dropped
- * either: its drop function could need a lock held by a thread that does not exist there).
+ * Process exit with live handles does not crash. After fork(): a child forked from a
+ * process with no live tether object uses the library like any process. In a child forked
+ * from a process with live objects, every handle of the parent's (and a parent task's
+ * tether_task_* calls) returns TETHER_E_FORKED; nothing of the parent's is dropped, joined
+ * or run there, and an `arg` handed to such a call is not dropped either (its drop function
+ * could need a lock held by a thread that does not exist there). New objects made in the
+ * child work. A callback that calls fork() and then returns in the child ends the child
+ * process there, as by exit(0): the copy of the library thread it ran on runs nothing more
+ * of the parent's work (the child may also exec, or end itself, before returning).
  * ---------------------------------------------------------------------------------------- */
 
 #if defined(_WIN32)

@@ -59,9 +59,8 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
 // keeps no registers for it).
 [[gnu::noinline]] tether_status call_slow(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                           tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return call(a, group, m, owned, out, timeout_ns); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
 }
 
 }  // namespace
@@ -81,12 +80,12 @@ TETHER_API void tether_actor_options_init(tether_actor_options* o) {
 
 TETHER_API tether_status tether_actor_create(const tether_actor_options* o, tether_ctor_fn ctor, tether_dtor_fn dtor,
                                              void* arg, tether_drop_fn arg_drop, tether_actor* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_actor{0};
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     require(out, "out");
     require(ctor, "ctor");
-    *out = tether_actor{Actor::create(read_actor_options(o), ctor, dtor, std::move(owned))};
+    Actor::Options options = read_actor_options(o);  // before owned moves: a FORKED executor keeps arg
+    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned))};
     return TETHER_OK;
   });
 }

@@ -36,6 +36,9 @@ Task& current_task(const tether_task* t) {
     fail(TETHER_E_INVALID_ARGUMENT, "task is not the task of the callback running on this thread "
                                     "(tether_task_* functions are callback only)");
   }
+  if (task->from_parent_process()) {
+    fail(TETHER_E_FORKED, "task belongs to the parent process: it cannot be used in a child after fork()");
+  }
   return *task;
 }
 

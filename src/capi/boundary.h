@@ -26,11 +26,6 @@ void set_last_error(const char* text) noexcept;
 // last_error_copy: this thread's last-error text copied out as section 1 says.
 size_t last_error_copy(char* buf, size_t cap) noexcept;
 
-// adopt: takes ownership of a caller's arg. In a forked child nothing of the caller's is
-// dropped (its drop could need a lock held by a thread that does not exist there).
-[[nodiscard]] inline UserArg adopt(void* arg, tether_drop_fn drop) noexcept {
-  return in_forked_child() ? UserArg() : UserArg(arg, drop);
-}
 
 // fail: throws the status with a message; the body's way out.
 [[noreturn]] inline void fail(int32_t code, const std::string& message) { throw StatusError(code, message); }
@@ -38,10 +33,6 @@ size_t last_error_copy(char* buf, size_t cap) noexcept;
 // guarded: runs body() (returning a tether_status) as an exported function's body.
 template <class Body>
 [[nodiscard]] tether_status guarded(Body&& body) noexcept {
-  if (in_forked_child()) {
-    set_last_error("tether cannot be used in a child process after fork(); the child may only exec");
-    return TETHER_E_FORKED;
-  }
   try {
     return body();
   } catch (const StatusError& e) {
@@ -57,6 +48,18 @@ template <class Body>
     set_last_error("internal error: unknown exception");
     return TETHER_E_INTERNAL;
   }
+}
+
+// guarded_adopting: guarded(body(owned)) where owned holds the caller's arg (section 4:
+// dropped exactly once on every path) — except when the call touched a parent's handle in
+// a forked child: then nothing is dropped (its drop could need a lock held by a thread
+// that does not exist there) and the caller keeps arg.
+template <class Body>
+[[nodiscard]] tether_status guarded_adopting(void* arg, tether_drop_fn drop, Body&& body) noexcept {
+  UserArg owned(arg, drop);
+  const tether_status rc = guarded([&] { return body(owned); });
+  if (rc == TETHER_E_FORKED) (void)owned.release();
+  return rc;
 }
 
 // guarded_value: for pure accessors: body()'s value, or fallback on any failure.

@@ -88,17 +88,15 @@ TETHER_API tether_status tether_executor_create(const tether_executor_options* o
 
 TETHER_API tether_status tether_executor_submit(tether_executor e, tether_fn fn, void* arg, tether_drop_fn arg_drop,
                                                 tether_future* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return submit(e, fn, owned, out, 0); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return submit(e, fn, owned, out, 0); });
 }
 
 TETHER_API tether_status tether_executor_submit_timeout(tether_executor e, tether_fn fn, void* arg,
                                                         tether_drop_fn arg_drop, tether_future* out,
                                                         int64_t timeout_ns) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_future{0};
-  return guarded([&] { return submit(e, fn, owned, out, timeout_ns); });
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return submit(e, fn, owned, out, timeout_ns); });
 }
 
 TETHER_API tether_status tether_executor_get_stats(tether_executor e, tether_executor_stats* out) {

@@ -59,8 +59,7 @@ TETHER_API tether_status tether_graph_create(tether_graph* out) {
 
 TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, const char* group, tether_node_fn fn,
                                                void* arg, tether_drop_fn arg_drop, uint32_t* node) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto graph = lookup(g);
     auto actor = HandleTable::instance().get<Actor>(Kind::Actor, a.id);
     require(fn, "fn");
@@ -130,14 +129,12 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
 
 TETHER_API tether_status tether_compiled_execute(tether_compiled c, void* input, tether_drop_fn input_drop,
                                                  tether_future* out) {
-  UserArg owned = adopt(input, input_drop);
-  return guarded([&] { return execute(c, owned, out, 0); });
+  return guarded_adopting(input, input_drop, [&](UserArg& owned) { return execute(c, owned, out, 0); });
 }
 
 TETHER_API tether_status tether_compiled_execute_timeout(tether_compiled c, void* input, tether_drop_fn input_drop,
                                                          tether_future* out, int64_t timeout_ns) {
-  UserArg owned = adopt(input, input_drop);
-  return guarded([&] { return execute(c, owned, out, timeout_ns); });
+  return guarded_adopting(input, input_drop, [&](UserArg& owned) { return execute(c, owned, out, timeout_ns); });
 }
 
 TETHER_API tether_status tether_compiled_release(tether_compiled c) { return release(c); }

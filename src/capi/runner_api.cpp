@@ -33,9 +33,8 @@ TETHER_API void tether_runner_options_init(tether_runner_options* o) {
 
 TETHER_API tether_status tether_runner_start(const tether_runner_options* opts, tether_fn target, void* arg,
                                              tether_drop_fn arg_drop, tether_runner* out) {
-  UserArg owned = adopt(arg, arg_drop);
   if (out != nullptr) *out = tether_runner{0};
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     require(out, "out");
     require(target, "target");
     const tether_runner_options o =
@@ -84,8 +83,7 @@ TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout
 
 TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto scope = lookup(r);
     require(fn, "fn");
     scope->on_done(fn, std::move(owned));

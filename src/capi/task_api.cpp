@@ -39,8 +39,7 @@ TETHER_API tether_status tether_task_fail_with(tether_task* t, int32_t code, int
 }
 
 TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tether_drop_fn drop) {
-  UserArg result = adopt(value, drop);  // dropped on every failing path
-  return guarded([&] {
+  return guarded_adopting(value, drop, [&](UserArg& result) {
     Task& task = current_task(t);
     if (!task.is_target()) {
       fail(TETHER_E_WRONG_STATE, "only the runner's target sets the result; this is nested thread '" +
@@ -85,8 +84,7 @@ TETHER_API tether_status tether_task_actor(const tether_task* t, tether_actor* o
 
 TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tether_fn fn, void* arg,
                                            tether_drop_fn arg_drop) {
-  UserArg owned = adopt(arg, arg_drop);
-  return guarded([&] {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     Task& task = current_task(t);
     require(fn, "fn");
     Scope& scope = task.scope_for_spawn();

@@ -24,10 +24,18 @@ class Actor::CtorCall : public Call {
       Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
-      if (task.lazy_scope()) {  // nested threads run on; the actor waits for them before its end
+      if (task.lazy_scope()) {
         task.lazy_scope()->finish_call(err);
         nested = task.lazy_scope();
       }
+    }
+    if (nested) {
+      // The constructor is done when its nested threads are: one that fails kills the
+      // actor as the constructor's own failure does. The default thread waits (calls
+      // queue behind a constructor anyway); a nested thread that waits on a call of its
+      // own actor would wait for ever, as the header says.
+      nested->wait_quiet();
+      if (!err && nested->state() == TETHER_FAILED) err = nested->first_error();
     }
     if (err) {
       actor_.ctor_error_ = std::move(err);
@@ -244,6 +252,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
         scope_options.serving_lane_id = lane->id();
       }
       scope_options.owner_stop = &cancel_;
+      scope_options.actor = handle_;
       scope_options.spin_wait = true;
       scope_options.threads = group_threads_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
@@ -313,13 +322,21 @@ void Actor::finish_if_idle() noexcept {
 }
 
 void Actor::settle_when_done(Scope* call) noexcept {
-  // A call's nested threads may still run after its method returned: the actor (its
-  // state, its destructor) waits for them too.
-  if (call != nullptr && call->state() < TETHER_SUCCEEDED) {
+  // A call's nested threads may still run after its method returned — even after the
+  // call FAILED (a scope is terminal at its first error): the actor (its state, its
+  // destructor) waits until every one of them has returned. The notice holds the actor:
+  // the settle it makes may be the last, and the destructor may end the actor on
+  // another thread before the settle has returned.
+  if (call != nullptr) {
+    std::shared_ptr<Actor>* keep = nullptr;
     try {
-      call->on_done([](void* actor) { static_cast<Actor*>(actor)->settle(); }, UserArg(this, nullptr));
+      keep = new std::shared_ptr<Actor>(shared_from_this());
+      call->on_quiet([](void* p) { (*static_cast<std::shared_ptr<Actor>*>(p))->settle(); },
+                     UserArg(keep, [](void* p) { delete static_cast<std::shared_ptr<Actor>*>(p); }));
       return;
-    } catch (...) {  // no memory to wait: settle now rather than never
+    } catch (...) {  // no memory to wait without blocking: wait here rather than settle early
+      delete keep;
+      call->wait_quiet();
     }
   }
   settle();

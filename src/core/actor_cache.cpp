@@ -62,11 +62,6 @@ struct Cache {
     t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
     t_cache_gone = true;
     for (Entry& e : entries) {
-      if (in_forked_child()) {
-        // Nothing of the parent's may run here: keep the references forever.
-        new Entry(std::move(e));
-        continue;
-      }
       Entry gone = std::move(e);
       gone.close();
     }
@@ -100,7 +95,7 @@ void forget_released(uint64_t id) noexcept {
 }
 
 bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || in_forked_child() || t_cache_gone) return false;
+  if (id == 0 || t_cache_gone) return false;
   Cache* cp = t_cache.get(&destroy_cache);
   if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
   Cache& c = *cp;
@@ -141,6 +136,22 @@ void forget(uint64_t id) noexcept {
   if (e == nullptr) return;
   Closing gone{std::move(*e)};
   if (e == &c.entries[0]) c.sync_hot();
+}
+
+void after_fork_in_child() noexcept {
+  if (t_cache_gone) return;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
+  for (Entry& e : c.entries) {
+    if (e.id == 0 && !e.actor) continue;
+    try {
+      new Entry(std::move(e));  // never closed, never destroyed
+    } catch (...) {           // no memory: forget the entry without closing it
+      (void)new (&e) Entry();
+    }
+  }
+  c.sync_hot();
 }
 
 }  // namespace tether::actor_cache

@@ -19,7 +19,6 @@
 #include <memory>
 
 #include "core/actor.h"
-#include "core/fork_guard.h"
 #include "core/hot_tls.h"
 #include "core/user_arg.h"
 #include "tether/tether.h"
@@ -42,7 +41,7 @@ extern TETHER_HOT_TLS thread_local Hot t_hot;
 // fire-and-forget call starts here.
 [[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
-  if (h.id != id || id == 0 || m == nullptr || in_forked_child()) return false;
+  if (h.id != id || id == 0 || m == nullptr) return false;
   return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
 }
 
@@ -58,5 +57,9 @@ void forget_released(uint64_t id) noexcept;
 
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
+
+// after_fork_in_child: the forking thread's entries are the parent's actors: left alone for
+// good (nothing of theirs may run in the child), so its next call takes the general path.
+void after_fork_in_child() noexcept;
 
 }  // namespace tether::actor_cache

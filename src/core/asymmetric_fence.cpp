@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #if defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -12,6 +14,9 @@ namespace fence_detail {
 namespace {
 
 bool register_membarrier() noexcept {
+  // TETHER_NO_MEMBARRIER=1: the fallback fences, so tests can run them where membarrier works.
+  const char* off = std::getenv("TETHER_NO_MEMBARRIER");
+  if (off != nullptr && *off != '\0' && *off != '0') return false;
 #if defined(__linux__) && defined(__NR_membarrier)
   const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
@@ -23,8 +28,12 @@ bool register_membarrier() noexcept {
 
 }  // namespace
 
-// Decided once, when the library loads and before any thread of ours exists.
-const bool g_membarrier = register_membarrier();
+// Decided when the library loads, before any thread of ours exists, and again in a forked
+// child (whose one thread is then the only reader): the registration belongs to an
+// address space, and the child's is new.
+bool g_membarrier = register_membarrier();
+
+void after_fork_in_child() noexcept { g_membarrier = g_membarrier && register_membarrier(); }
 
 void full_fence() noexcept {
 #if defined(__x86_64__) || defined(__i386__)

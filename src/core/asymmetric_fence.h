@@ -23,8 +23,10 @@
 namespace tether {
 
 namespace fence_detail {
-extern const bool g_membarrier;  // registered for PRIVATE_EXPEDITED when the library loaded
+extern bool g_membarrier;  // registered for PRIVATE_EXPEDITED at load (and again after fork)
 void full_fence() noexcept;      // a real full fence (out of line: see asymmetric_fence.cpp)
+// after_fork_in_child: registers the child's address space (fork_guard.cpp).
+void after_fork_in_child() noexcept;
 }  // namespace fence_detail
 
 // light_fence: the hot side. Orders this thread's earlier stores before its later loads

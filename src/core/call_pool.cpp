@@ -3,6 +3,7 @@
 #include <mutex>
 #include <new>
 
+#include "core/fork_guard.h"
 #include "core/hot_tls.h"
 #include "core/immortal.h"
 #include "core/thread_exit.h"
@@ -29,7 +30,7 @@ struct FreeSlot {
 // A batch: kMagazine free slots linked through their first word.
 struct Depot {
   static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
-  std::mutex mutex;
+  ForkSafeMutex mutex;
   FreeSlot* batches[kMaxBatches] = {};  // guarded by mutex: a fixed array, so give() never allocates
   size_t count = 0;                     // guarded by mutex
 
@@ -70,6 +71,10 @@ TETHER_HOT_TLS thread_local ThreadLocalSlot<Magazine, Cleanup::CallPool> t_magaz
 void destroy_magazine() noexcept { t_magazine.destroy(); }
 
 }  // namespace
+
+void CallPool::before_fork() { depot().mutex.before_fork(); }
+void CallPool::after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
+void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
 
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);

@@ -21,6 +21,11 @@ class CallPool {
 
   [[nodiscard]] static void* allocate(size_t size);
   static void free(void* p) noexcept;
+
+  // The fork handlers (fork_guard.cpp): the depot's lock.
+  static void before_fork();
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
 };
 
 }  // namespace tether

@@ -1,5 +1,7 @@
 #include "core/control_thread.h"
 
+#include <new>
+
 #include "core/immortal.h"
 #include "core/status_error.h"
 #include "core/thread_group.h"
@@ -69,6 +71,24 @@ void ControlThread::loop() {
     job->run();  // may free the job's owner: job is not touched after this
     lock.lock();
   }
+}
+
+void ControlThread::before_fork() { mutex_.lock(); }
+
+void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
+
+void ControlThread::after_fork_in_child() noexcept {
+  // The parent's control thread may have been waiting on cv_, which the child can never
+  // wake: both the mutex and the condition variable are made anew (not destroyed: a
+  // glibc mutex or condvar owns nothing to free). The queued jobs belong to the parent's
+  // objects: forgotten, so nothing ever runs them.
+  new (&mutex_) std::mutex();
+  new (&cv_) std::condition_variable();
+  head_ = nullptr;
+  tail_ = nullptr;
+  started_ = false;
+  stopping_ = false;
+  thread_ = {};
 }
 
 void ControlThread::stop_at_exit() {

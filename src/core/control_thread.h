@@ -61,6 +61,12 @@ class ControlThread {
   // static destructor when the process exits or the library is unloaded.
   void stop_at_exit();
 
+  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
+  // (the parent's objects) are left alone for good, and a later start() makes a new one.
+  void before_fork();
+  void after_fork_in_parent() noexcept;
+  void after_fork_in_child() noexcept;
+
  private:
   template <class T>
   friend T& immortal() noexcept;

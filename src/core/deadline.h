@@ -13,14 +13,17 @@ class Deadline {
 
   static Deadline after(int64_t timeout_ns) noexcept {
     Deadline d;
-    // A wait of more than a century is a wait forever; it also keeps every sum below in range.
-    constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
     if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
     d.forever_ = false;
     d.zero_ = timeout_ns == 0;
     if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
     d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
     return d;
+  }
+
+  // saturating_after: now + ns, clamped to a century ahead (ns may be up to INT64_MAX).
+  static Clock::time_point saturating_after(Clock::time_point now, int64_t ns) noexcept {
+    return now + std::chrono::nanoseconds(ns < 0 ? 0 : (ns > kCenturyNs ? kCenturyNs : ns));
   }
 
   [[nodiscard]] bool forever() const noexcept { return forever_; }
@@ -39,6 +42,8 @@ class Deadline {
   }
 
  private:
+  // A wait of more than a century is a wait forever; it also keeps every sum in range.
+  static constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
   bool forever_ = true;
   bool zero_ = false;
   Clock::time_point at_{};

@@ -2,17 +2,51 @@
 
 #include <pthread.h>
 
+#include "core/actor_cache.h"
+#include "core/asymmetric_fence.h"
+#include "core/call_pool.h"
+#include "core/control_thread.h"
+#include "core/graph_hosts.h"
+#include "core/handle_table.h"
+#include "core/thread_group.h"
+
 namespace tether {
 namespace fork_detail {
 
-std::atomic<bool> g_forked{false};
+std::atomic<uint32_t> g_epoch{0};
 
 namespace {
 
-void on_fork_child() { g_forked.store(true, std::memory_order_relaxed); }
+// The global locks, in lock order: the control thread's (held while it starts a thread),
+// the graph hosts', the handle table's, the call pool depot's (leaves: nothing is locked
+// under them). Each object is never destroyed, so the handlers may run at any time.
+void prepare() {
+  ControlThread::instance().before_fork();
+  GraphHosts::instance().before_fork();
+  HandleTable::instance().before_fork();
+  CallPool::before_fork();
+}
+
+void parent() {
+  CallPool::after_fork_in_parent();
+  HandleTable::instance().after_fork_in_parent();
+  GraphHosts::instance().after_fork_in_parent();
+  ControlThread::instance().after_fork_in_parent();
+}
+
+void child() {
+  g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  CallPool::after_fork_in_child();
+  HandleTable::instance().after_fork_in_child();
+  GraphHosts::instance().after_fork_in_child();
+  ControlThread::instance().after_fork_in_child();
+  forget_parent_threads();
+  actor_cache::after_fork_in_child();
+  fence_detail::after_fork_in_child();
+}
 
 // Registered when the library loads, so a fork before the first call is seen too.
-[[maybe_unused]] const bool g_registered = [] { return pthread_atfork(nullptr, nullptr, &on_fork_child) == 0; }();
+[[maybe_unused]] const bool g_registered = [] { return pthread_atfork(&prepare, &parent, &child) == 0; }();
 
 }  // namespace
 }  // namespace fork_detail

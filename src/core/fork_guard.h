@@ -1,20 +1,57 @@
-// fork_guard: after fork(), the child may only exec. A pthread_atfork child handler sets
-// one flag that every handle call checks (an atomic load, not a pid check per call).
+// fork_guard: what fork() leaves of the library in the child.
+//
+// POSIX lets a child of a multithreaded process do little before exec, and a library must
+// not be stricter than that. So: a child forked before the library made any object uses
+// it like any process. A child forked from a process with live objects gets
+// TETHER_E_FORKED from every handle of the parent's (nothing of the parent's is dropped,
+// joined or run there: the threads that owned it do not exist), and new objects it makes
+// work. How:
+//   - The fork epoch counts the forks between the process that loaded the library and
+//     this one. A handle (handle_table.h) and a task (task.h) remember the epoch they were
+//     made in; one from an earlier epoch is the parent's.
+//   - The library's global locks (fork_guard.cpp lists them, in lock order) are taken by
+//     the atfork prepare handler and released in the parent; in the child they are made
+//     anew, since no thread of the parent's can hold them there.
+//   - The child handler resets what is per process and cannot be the parent's: the
+//     control thread (not running in the child: started afresh on first use), the count
+//     of unjoined threads, the forking thread's actor cache, the membarrier registration.
+//   - A library thread that forked from a callback is, in the child, the only thread: when
+//     the callback returns there, it runs nothing more of the parent's work and ends
+//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <new>
 
 namespace tether {
 
 namespace fork_detail {
-// Memory ordering: relaxed. The flag is written by the single thread of a fresh child
-// before that thread makes any further call, so its own later loads see it.
-extern std::atomic<bool> g_forked;
+// Memory ordering: relaxed. Written only by the child handler, while the child has one
+// thread, before that thread makes any further call; threads made later start after it.
+extern std::atomic<uint32_t> g_epoch;
 }  // namespace fork_detail
 
-// in_forked_child: inline, it runs twice on every call of the C API.
-[[nodiscard]] inline bool in_forked_child() noexcept {
-  return fork_detail::g_forked.load(std::memory_order_relaxed);
-}
+// fork_epoch: inline, it runs on every handle lookup.
+[[nodiscard]] inline uint32_t fork_epoch() noexcept { return fork_detail::g_epoch.load(std::memory_order_relaxed); }
+
+// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler,
+// unlocked in the parent, made anew in the child (fork_guard.cpp calls the three).
+class ForkSafeMutex {
+ public:
+  void lock() { mutex_.lock(); }
+  void unlock() noexcept { mutex_.unlock(); }
+  bool try_lock() noexcept { return mutex_.try_lock(); }
+
+  void before_fork() { mutex_.lock(); }
+  void after_fork_in_parent() noexcept { mutex_.unlock(); }
+  // after_fork_in_child: the old mutex is locked by a thread that has no counterpart in
+  // the child; a fresh one replaces it (a glibc mutex owns no resource to free).
+  void after_fork_in_child() noexcept { new (&mutex_) std::mutex(); }
+
+ private:
+  std::mutex mutex_;
+};
 
 }  // namespace tether

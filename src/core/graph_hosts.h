@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/fork_guard.h"
+
 namespace tether {
 
 class Lane;
@@ -26,11 +28,16 @@ class GraphHosts {
   // uninstall: lane is free for another graph (no effect unless it hosts graph).
   void uninstall(const Lane& lane, uint64_t graph) noexcept;
 
+  // The fork handlers (fork_guard.cpp).
+  void before_fork() { mutex_.before_fork(); }
+  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
+  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+
  private:
   template <class T>
   friend T& immortal() noexcept;
   GraphHosts() = default;
-  std::mutex mutex_;
+  ForkSafeMutex mutex_;
   std::unordered_map<uint64_t, uint64_t> hosts_;  // guarded by mutex_: lane id -> graph
 };
 

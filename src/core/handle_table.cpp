@@ -61,6 +61,7 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
   }
   Slot& slot = slots_[index];
   slot.kind = kind;
+  slot.epoch = fork_epoch();
   slot.object = std::move(obj);
   return pack(kind, slot.generation, index);
 }
@@ -81,6 +82,11 @@ size_t HandleTable::locate(Kind kind, uint64_t id) const {
   const Slot& slot = slots_[index];
   if (slot.generation != generation || !slot.object || slot.kind != kind) {
     invalid(kind, "was released");
+  }
+  if (slot.epoch != fork_epoch()) {
+    throw StatusError(TETHER_E_FORKED, std::string(kind_name(kind)) +
+                                           " handle belongs to the parent process: it cannot be used in a child "
+                                           "after fork() (objects made in the child work)");
   }
   return index;
 }

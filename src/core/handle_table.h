@@ -7,6 +7,9 @@
 // dereferenced. Lookups hand out a shared_ptr, so an object stays alive for as long as a
 // call is using it, even if another thread releases the handle meanwhile.
 //
+// After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
+// every use of its id is TETHER_E_FORKED, and its object is never touched again there.
+//
 // Thread safety: every member may be called from any thread; mutex_ guards slots_ and
 // free_. The table is never destroyed (a process may exit with live handles).
 #pragma once
@@ -17,6 +20,8 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include "core/fork_guard.h"
 
 namespace tether {
 
@@ -46,6 +51,11 @@ class HandleTable {
     return std::static_pointer_cast<T>(remove(kind, id));
   }
 
+  // The fork handlers (fork_guard.cpp).
+  void before_fork() { mutex_.before_fork(); }
+  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
+  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+
  private:
   template <class T>
   friend T& immortal() noexcept;
@@ -53,6 +63,7 @@ class HandleTable {
 
   struct Slot {
     uint32_t generation = 1;
+    uint32_t epoch = 0;           // the fork epoch it was filled in
     Kind kind{};                  // kind of the live object; meaningless while free
     std::shared_ptr<void> object;  // null while the slot is free
   };
@@ -62,7 +73,7 @@ class HandleTable {
   // locate: the live slot for id, or throws. Caller holds mutex_.
   [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
 
-  mutable std::mutex mutex_;
+  mutable ForkSafeMutex mutex_;
   std::vector<Slot> slots_;   // guarded by mutex_
   std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
 };

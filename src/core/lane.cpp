@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/asymmetric_fence.h"
+#include "core/chaos.h"
 #include "core/cpu_relax.h"
 #include "core/task.h"
 #include "tether/tether.h"
@@ -184,16 +185,25 @@ CallRing* Lane::lease_ring() {
 }
 
 void Lane::wake_one() noexcept {
-  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody parked: no syscall
+  chaos_point();
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // P2: nobody parked: no syscall
   wake_parked();
 }
 
 void Lane::wake_parked() noexcept {
-  // One consumer: the first producer to see it parked wakes it; the others need not, it
-  // is waking (each would pay a lock and a signal while it does). Several consumers:
-  // every push may need a thread of its own.
-  if (has_rings_ && sleepers_.exchange(0, std::memory_order_acq_rel) == 0) return;
-  { std::lock_guard lock(mutex_); }
+  // P3 (see the state table in lane.h). One consumer: the first producer to clear the
+  // mark wakes it; the others need not, it is waking (each would pay a lock and a signal
+  // while it does). Several consumers: every push may need a thread of its own.
+  if (has_rings_) {
+    // Pairs with the consumer's fence after C2: a producer whose clear lands before the
+    // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+    // (the ring side published with only a light fence; this slow path pays the real one).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    chaos_point();
+    if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
+  }
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
   cv_.notify_one();
 }
 
@@ -406,6 +416,7 @@ void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
 }
 
 bool Lane::next(Work& w, const Deadline& deadline) {
+  // C1..C8 follow the state table in lane.h.
   for (;;) {
     if (try_pop(w)) return true;
     const bool closed = closed_.load(std::memory_order_acquire);
@@ -416,28 +427,37 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
-    auto spin_until = now + std::chrono::nanoseconds(options_.idle_spin_ns);
+    auto spin_until = Deadline::saturating_after(now, options_.idle_spin_ns);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
-    SpinWait spin;
+    SpinWait spin;  // C1
     while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
       spin.once();
     }
     if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
-    if (has_rings_) {
-      sleepers_.store(1, std::memory_order_seq_cst);  // the waker sets it back to 0
+    if (has_rings_) {  // C2: announce
+      sleepers_.store(1, std::memory_order_seq_cst);  // a waker sets it back to 0 (P3)
     } else {
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
     }
-    // A ring producer reads sleepers_ after only a light fence: make it a full one. A
+    chaos_point();
+    // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
     // ring made after this load counts itself first (lease_ring), and its producers'
     // seq_cst load of sleepers_ then sees ours.
-    if (ring_count_.load(std::memory_order_seq_cst) != 0) heavy_fence();
+    if (ring_count_.load(std::memory_order_seq_cst) != 0) {
+      heavy_fence();
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    chaos_point();
     {
-      // One wait per mark: with one consumer, a producer that saw an earlier mark may
-      // have cleared this one for work already done, so a wake-up that finds nothing
-      // goes round again and marks itself afresh before it sleeps.
-      std::unique_lock lock(mutex_);
-      if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
+      std::unique_lock lock(mutex_);  // C4
+      chaos_point();
+      // C5: work or a close since the announcement: do not wait. C6 (one consumer): a
+      // producer cleared the mark, so it owes a notify that may already have been given
+      // (before we locked): waiting now could be for ever. Go round and announce afresh.
+      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
+                        (!has_rings_ || sleepers_.load(std::memory_order_seq_cst) != 0);
+      if (wait) {  // C7
         if (deadline.forever()) {
           cv_.wait(lock);
         } else {
@@ -445,6 +465,7 @@ bool Lane::next(Work& w, const Deadline& deadline) {
         }
       }
     }
+    // C8: awake; producers need not wake us until we announce again.
     if (has_rings_) {
       sleepers_.store(0, std::memory_order_relaxed);
     } else {

@@ -9,17 +9,35 @@
 // source_marks.h explains, in batches, a source at a time.
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
-// other side really parked): a consumer with nothing to do spins for idle_spin_ns, then
-// counts itself in sleepers_ and re-checks every source before waiting on cv_. A
-// producer publishes, then reads sleepers_ and notifies (taking mutex_ first, so the
-// notify cannot fall between check and wait). With one consumer, sleepers_ is a flag the
-// notifying producer clears, so one push, not every push, pays for the wake-up; the
-// consumer marks itself afresh before every wait. Dekker pairs: a mailbox push is a
-// seq_cst exchange and its sleepers_ load is seq_cst; a ring producer has only a
-// light_fence() between publishing and reading sleepers_, so a consumer parking while
-// rings exist makes a heavy_fence() between marking itself and re-checking
-// (asymmetric_fence.h).
+// other side really parked). sleepers_ is the consumer's announcement that it may sleep:
+// with one consumer a flag (0 awake, 1 announced), with several a count of announcers.
 //
+//   consumer (next)                          producer (push, push_fast, wake_parked)
+//   C1 nothing to pop: spin idle_spin_ns     P1 publish the call (mailbox: seq_cst
+//   C2 announce: sleepers_ = 1 (or +1)          exchange; ring: release store of its
+//   C3 full fence (heavy_fence if rings)        count, then light_fence)
+//   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
+//   C5 work or closed?  -> no wait, go to C8 P3 one consumer: seq_cst fence, then
+//   C6 one consumer: sleepers_ == 0?            exchange(sleepers_, 0); it was 0: done
+//      -> no wait, go to C8                  P4 lock and unlock mutex_, notify_one
+//   C7 cv_.wait (unlocks atomically)
+//   C8 sleepers_ = 0 (or -1); back to C1, which pops first
+//
+// Why no wake-up is lost (one consumer): suppose the consumer waits in C7 while call X
+// is published. Its C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so
+// either C5 saw X (no wait), or X's producer read the announcement in P2 and reaches P3.
+// If its P3 cleared the announcement after C6 read it, its P4 lock comes after C7 unlocked,
+// so the notify reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait.
+// If P3 came before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
+// announcement), P3's fence orders P1 before C2's fence, so C5 saw X. If P3 found 0, the
+// producer that cleared it, or the consumer in C8, is in one of these same cases.
+// C6 is what an earlier version lacked: a delayed producer cleared a fresh announcement
+// and gave its notify before the consumer locked, and the consumer then waited with
+// sleepers_ == 0, so no later producer woke it (the executor stall under Go bursts).
+// Several consumers: P3 is skipped, every producer that sees a count notifies one waiter,
+// and the Dekker pair alone decides (a notified waiter is no longer a waiter, so two
+// notifies reach two threads).
+
 // Cancelling queued calls (cancel_queued) reaches every call not yet started while the
 // consumer may be blocked forever in user code. Mailbox: under the consumer token, as
 // every pop. Rings: the consumer steps past an entry (a store of its position), makes a
@@ -45,6 +63,7 @@
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
 #include "core/call_ring.h"
+#include "core/chaos.h"
 #include "core/deadline.h"
 #include "core/mailbox.h"
 #include "core/thread_group.h"
@@ -153,8 +172,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
     }, rings < kLaneRings ? rings : kLaneRings);
     ring.append_fast(call, &target);
     ring.publish();
-    light_fence();  // pairs with the heavy_fence of a consumer about to park (next())
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();
+    chaos_point();
+    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
   }
 
   // open: lets a gated lane's threads start popping.

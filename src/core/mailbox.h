@@ -1,5 +1,5 @@
-// Mailbox: the queue in front of a lane's threads. Producers never lock: a push is one
-// atomic exchange and one store (Dmitry Vyukov's intrusive multi-producer queue). The
+// Mailbox: the queue in front of a lane's threads. The queue itself takes no lock: a push
+// is one atomic exchange and one store (Dmitry Vyukov's intrusive multi-producer queue). The
 // consumer side is serialised by a token held only while a node is unlinked or while a
 // canceller walks the queue — never while user code runs — so several threads can
 // consume (a group of N threads) and a canceller can reach queued nodes while the lane's
@@ -8,12 +8,14 @@
 // Thread safety: push() from any thread. pop(), for_each_queued() need the token
 // (ConsumerToken). Memory ordering: push publishes a node with a release store of its
 // predecessor's next; the consumer reads next with acquire. The token's acquire/release
-// orders everything consumers and cancellers do to nodes still queued.
+// orders everything consumers and cancellers do to nodes still queued. (A lane with rings
+// serialises its pushes under its own push_mutex_ to keep the ordering marks: lane.h.)
 #pragma once
 
 #include <atomic>
 #include <thread>
 
+#include "core/chaos.h"
 #include "core/source_marks.h"
 
 namespace tether {
@@ -43,6 +45,7 @@ class Mailbox {
   void push(MailboxNode* n) noexcept {
     n->next.store(nullptr, std::memory_order_relaxed);
     MailboxNode* prev = tail_.exchange(n, std::memory_order_seq_cst);
+    chaos_point();  // the half-linked state consumers must tolerate
     prev->next.store(n, std::memory_order_release);
   }
 

@@ -29,7 +29,7 @@ class Scope::Participant : public ThreadBody {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
     {
-      Task task(scope_.get(), thread_name_, is_target_);
+      Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     }
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
@@ -111,27 +111,48 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
                                                                   is_target, fn, std::move(arg)));
   } catch (...) {
     // The participant (and with it arg) died inside spawn, before any lock here.
-    std::lock_guard lock(mutex_);
-    --live_;
+    std::vector<Notice> quiet;
+    {
+      std::lock_guard lock(mutex_);
+      quiet = leave_locked();
+    }
     cv_.notify_all();
+    run_notices(std::move(quiet));
     throw;
   }
 }
 
 void Scope::finish(ErrorPtr error) {
   std::vector<Notice> notices;
+  std::vector<Notice> quiet;
   {
     std::lock_guard lock(mutex_);
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
-    --live_;
-    if (live_ == 0 && !terminal_locked()) {
+    if (live_ == 1 && !terminal_locked()) {
       const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
                                                    options_.owner_stop->load(std::memory_order_acquire));
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
+    quiet = leave_locked();
   }
   cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
+  run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+}
+
+std::vector<Scope::Notice> Scope::leave_locked() {
+  --live_;
+  std::vector<Notice> due;
+  if (live_ == 0) due.swap(quiet_notices_);
+  return due;
+}
+
+TaskOrigin Scope::nested_origin() const noexcept {
+  TaskOrigin origin;
+  origin.owner_stop = options_.owner_stop;
+  origin.actor = options_.actor;
+  if (options_.threads) origin.threads = &options_.threads;
+  return origin;
 }
 
 void Scope::report(ErrorPtr e) {
@@ -294,6 +315,22 @@ void Scope::on_done(tether_notify_fn fn, UserArg arg) {
     }
   }
   fn(arg.get());
+}
+
+void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (live_ != 0) {
+      quiet_notices_.push_back(Notice{fn, std::move(arg)});
+      return;
+    }
+  }
+  fn(arg.get());
+}
+
+void Scope::wait_quiet() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return live_ == 0; });
 }
 
 void Scope::end_handle() {

@@ -29,6 +29,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/task_origin.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 #include "tether/tether.h"
@@ -53,6 +54,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     std::shared_ptr<ThreadGroup> threads;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
+    // For a call: the handle of the actor it belongs to. Its nested threads belong to the
+    // actor too (tether_task_actor; the actor's end waits for them: Actor::is_inside).
+    uint64_t actor = 0;
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
     // it from one of them while it is not done is a wait on yourself.
     std::shared_ptr<const std::vector<const void*>> serving_lanes;
@@ -120,6 +124,13 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
   void on_done(tether_notify_fn fn, UserArg arg);
+  // on_quiet: fn(arg) once every participant has returned (at once, here, if none is
+  // live). Later than on_done when the scope failed while nested threads still ran:
+  // an owner that must outlive ALL of a call's work (an actor's end) waits for this.
+  void on_quiet(tether_notify_fn fn, UserArg arg);
+  // wait_quiet: blocks until every participant has returned (no inside check: for an
+  // owner that knows the participants do not wait on it).
+  void wait_quiet();
 
   // The C handle naming this scope (0 until set), for tether_task_runner.
   void set_handle(uint64_t id) noexcept { handle_.store(id, std::memory_order_release); }
@@ -145,6 +156,10 @@ class Scope : public std::enable_shared_from_this<Scope> {
   class Participant;
 
   void finish(ErrorPtr error);  // a participant returned (error null on success)
+  // nested_origin: what the tasks of this scope's threads know of its owner.
+  [[nodiscard]] TaskOrigin nested_origin() const noexcept;
+  // leave_locked: one participant fewer; the on_quiet notices due when none is left.
+  [[nodiscard]] std::vector<Notice> leave_locked();
   // record_locked: appends e; the first error of a live scope fails it. Returns the
   // notices to run (unlocked) if the scope just became terminal.
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
@@ -167,6 +182,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle
   std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
+  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   bool handle_ended_ = false;      // guarded by mutex_

@@ -1,5 +1,7 @@
 #include "core/task.h"
 
+#include <cstdlib>
+
 #include <cxxabi.h>
 
 #include <exception>
@@ -40,6 +42,7 @@ Scope& Task::scope_for_spawn() {
   Scope::Options options;
   options.name = thread_name_;
   options.owner_stop = origin_.owner_stop;
+  options.actor = origin_.actor;
   if (origin_.threads != nullptr) options.threads = *origin_.threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
@@ -48,6 +51,8 @@ Scope& Task::scope_for_spawn() {
   return *scope_;
 }
 
+
+void end_forked_callback() noexcept { std::exit(0); }
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/fork_guard.h"
+#include "core/task_origin.h"
 #include "core/hot_tls.h"
 #include "tether/tether.h"
 
@@ -20,17 +22,6 @@ namespace tether {
 class Scope;
 class ThreadGroup;
 
-// TaskOrigin: where a task comes from, beyond its scope.
-struct TaskOrigin {
-  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
-  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
-  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
-  const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
-};
-
 class Task {
  public:
   using Origin = TaskOrigin;
@@ -38,7 +29,7 @@ class Task {
   // none until it spawns a nested thread (lazy_scope()).
 
   Task(Scope* scope, const std::string& thread_name, bool is_target, Origin origin = {}) noexcept
-      : scope_(scope), thread_name_(thread_name), is_target_(is_target), origin_(origin) {}
+      : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
@@ -54,6 +45,8 @@ class Task {
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
   // is_target: the runner's target (it alone fills the result slot).
   [[nodiscard]] bool is_target() const noexcept { return is_target_; }
+  // from_parent_process: the task began before a fork() and this is the child (fork_guard.h).
+  [[nodiscard]] bool from_parent_process() const noexcept { return epoch_ != fork_epoch(); }
 
   // record_failure: the task fails with e even if it then returns OK; a later record wins.
   void record_failure(ErrorPtr e) noexcept { failure_ = std::move(e); }
@@ -72,6 +65,7 @@ class Task {
   Scope* scope_;
   const std::string& thread_name_;
   bool is_target_;
+  uint32_t epoch_;  // the fork epoch the task began in
   Origin origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
@@ -96,6 +90,11 @@ class CurrentTask {
   Task* previous_;
 };
 
+// end_forked_callback: a callback forked and returned in the child: nothing more of the
+// parent's work may run there (its locks, its other threads do not exist), so the child
+// process ends here, as by exit(0).
+[[noreturn]] void end_forked_callback() noexcept;
+
 // task_outcome: the error of a callback that returned rc (null when it succeeded).
 [[nodiscard]] ErrorPtr task_outcome(const Task& task, int32_t rc);
 
@@ -112,8 +111,10 @@ template <class Invoke>
   try {
     rc = invoke(task.as_c());
   } catch (...) {
+    if (task.from_parent_process()) end_forked_callback();
     return exception_error(task);
   }
+  if (task.from_parent_process()) [[unlikely]] end_forked_callback();
   if (rc == TETHER_OK && !task.failure()) return nullptr;  // the common case, inline
   try {
     return task_outcome(task, rc);

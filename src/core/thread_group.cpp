@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
@@ -80,9 +82,38 @@ sigset_t async_signals() {
   return set;
 }
 
+// read_line: the first line of a small text file, or "".
+std::string read_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[4096];
+  std::string line = std::fgets(buf, sizeof buf, f) != nullptr ? buf : "";
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// process_cpus: the CPUs the process may use, as the kernel lists them: its cgroup's
+// cpuset (v2) when there is one, else the CPUs online.
+std::string process_cpus() {
+  const std::string cgroup = read_line("/proc/self/cgroup");  // "0::/path" under cgroup v2
+  if (cgroup.rfind("0::", 0) == 0) {
+    const std::string cpus = read_line("/sys/fs/cgroup" + cgroup.substr(3) + "/cpuset.cpus.effective");
+    if (!cpus.empty()) return cpus;
+  }
+  const std::string online = read_line("/sys/devices/system/cpu/online");
+  return online.empty() ? "unknown" : online;
+}
+
+std::string cpu_refused(int cpu) {
+  return "cpu " + std::to_string(cpu) + " is not a CPU this process may run on (allowed: " + process_cpus() + ")";
+}
+
 }  // namespace
 
 size_t unjoined_threads() noexcept { return g_unjoined.load(std::memory_order_acquire); }
+
+void forget_parent_threads() noexcept { g_unjoined.store(0, std::memory_order_relaxed); }
 
 void fail_thread_creates_after(uint32_t successes) noexcept {
   g_creates_before_failure.store(successes, std::memory_order_relaxed);
@@ -116,19 +147,14 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
     }
   }
   if (options.cpu >= 0) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    // The process's CPUs (its main thread's), not the calling thread's, which may be pinned.
-    if (options.cpu >= CPU_SETSIZE || sched_getaffinity(getpid(), sizeof allowed, &allowed) != 0 ||
-        !CPU_ISSET(options.cpu, &allowed)) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT,
-                        "cpu " + std::to_string(options.cpu) + " is not a CPU this process may run on");
-    }
+    // Whether the process may run on the CPU is the kernel's to say, for the new thread:
+    // the creating thread may be pinned elsewhere, and so may the main thread.
+    if (options.cpu >= CPU_SETSIZE) throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     cpu_set_t only;
     CPU_ZERO(&only);
     CPU_SET(options.cpu, &only);
     if (pthread_attr_setaffinity_np(&attr, sizeof only, &only) != 0) {
-      throw StatusError(TETHER_E_INVALID_ARGUMENT, "cannot pin a thread to cpu " + std::to_string(options.cpu));
+      throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
     }
   }
   if (injected_failure()) {
@@ -154,6 +180,9 @@ pthread_t start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBo
   const int rc = pthread_create(&thread, &attr, &thread_main, start.get());
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 #endif
+  if (rc == EINVAL && options.cpu >= 0) {  // the kernel refused the affinity (glibc ends the thread)
+    throw StatusError(TETHER_E_INVALID_ARGUMENT, cpu_refused(options.cpu));
+  }
   if (rc != 0) {
     throw StatusError(TETHER_E_THREAD_CREATE,
                       "cannot create thread '" + options.name + "': " + std::strerror(rc));

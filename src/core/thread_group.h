@@ -37,6 +37,9 @@ struct ThreadOptions {
 // aside), for tests that must see every thread joined before the process ends.
 [[nodiscard]] size_t unjoined_threads() noexcept;
 
+// forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
+void forget_parent_threads() noexcept;
+
 // fail_thread_creates_after: test hook; the creation after `successes` more fails once
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;

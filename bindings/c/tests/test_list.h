@@ -77,7 +77,11 @@
   X(last_error_thread_local) \
   X(string_buffers) \
   X(version) \
-  X(fork_child_gets_forked) \
+  X(fork_before_first_use_child_uses_library) \
+  X(fork_with_live_objects_parent_handles_forked_new_work) \
+  X(fork_child_exit_with_live_threads_many) \
+  X(fork_while_threads_hold_global_locks) \
+  X(fork_inside_callback) \
   X(executor_fifo_pinned) \
   X(executor_thread_local) \
   X(executor_options_applied) \
@@ -148,4 +152,14 @@
   X(graph_bad_calls) \
   X(graph_release_wakes_execute) \
   X(graph_dead_or_stopped_actor) \
+  X(actor_dtor_waits_for_nested_threads_of_failed_call) \
+  X(actor_dtor_waits_for_nested_threads_of_failed_tell) \
+  X(actor_release_and_stop_from_own_nested_thread) \
+  X(actor_ctor_nested_failure_kills_actor) \
+  X(actor_nested_settle_races_end_stress) \
+  X(affinity_pinned_creator_other_cpu) \
+  X(affinity_cpu_outside_process_refused) \
+  X(wakeup_executor_bursts_from_hopping_threads) \
+  X(wakeup_executor_bursts_no_spin) \
+  X(wakeup_actor_tell_bursts_from_hopping_threads) \
   /* end */
