@@ -17,3 +17,7 @@ if(TETHER_SANITIZE)
   add_compile_options(-fsanitize=${_tether_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${_tether_san})
 endif()
+# The fuzzer's coverage counters go into everything it links, the library included.
+if(TETHER_BUILD_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
