@@ -97,7 +97,7 @@ tether_status runner_target(tether_task* t, void* arg) {
 
 // run_concurrent_runners: n runners x 3 threads live at once; returns how many started.
 // Each either succeeds or fails with THREAD_CREATE/NO_MEMORY; nothing is left behind.
-size_t run_concurrent_runners(size_t n) {
+size_t run_concurrent_runners(size_t n, bool quiet = false) {
   Gate gate;
   std::atomic<long> ran{0};
   RunnerWork work{&gate, &ran};
@@ -133,7 +133,7 @@ size_t run_concurrent_runners(size_t n) {
     EXPECT_EQ(tether_runner_release(r), TETHER_OK);
   }
   EXPECT_TRUE(settle_threads());
-  std::printf("[stress] %zu runners: %zu started, %zu refused, %ld threads ran\n", n, runners.size(), refused,
+  if (!quiet) std::printf("[stress] %zu runners: %zu started, %zu refused, %ld threads ran\n", n, runners.size(), refused,
               ran.load());
   return runners.size();
 }
@@ -157,7 +157,8 @@ tether_status bump(tether_task*, void* state, void*) {
   return TETHER_OK;
 }
 
-void actors_over_executors(size_t actors, size_t executors, size_t calls_per_actor, size_t producers) {
+void actors_over_executors(size_t actors, size_t executors, size_t calls_per_actor, size_t producers,
+                           bool quiet = false) {
   std::vector<tether_executor> execs(executors);
   for (auto& e : execs) ASSERT_EQ(tether_executor_create(nullptr, &e), TETHER_OK);
   std::vector<std::atomic<long>> counts(actors);
@@ -186,12 +187,12 @@ void actors_over_executors(size_t actors, size_t executors, size_t calls_per_act
   EXPECT_EQ(g_drops.load(), static_cast<long>(actors * calls_per_actor));
   for (tether_executor e : execs) EXPECT_EQ(tether_executor_release(e), TETHER_OK);
   EXPECT_TRUE(settle_threads());
-  std::printf("[stress] %zu actors on %zu executors, %zu calls each from %zu producers: exactly once\n", actors,
+  if (!quiet) std::printf("[stress] %zu actors on %zu executors, %zu calls each from %zu producers: exactly once\n", actors,
               executors, calls_per_actor, producers);
 }
 
 TEST(Stress, ActorsOverExecutorsExactlyOnce) {
-  actors_over_executors(std::max<size_t>(1, 1000 / scale()), 16, sized("TETHER_STRESS_CALLS", 1000), 4);
+  actors_over_executors(std::max<size_t>(1, 1000 / scale()), 16, sized("TETHER_STRESS_CALLS", 200), 4);
 }
 
 TEST(Scale, TenThousandActorsOnTwoExecutors) {
@@ -208,7 +209,7 @@ bool racing_outcome(tether_status rc) {
 }
 
 TEST(Stress, CreateReleaseCyclesRacingCalls) {
-  const size_t cycles = sized("TETHER_STRESS_CYCLES", 2000);
+  const size_t cycles = sized("TETHER_STRESS_CYCLES", 400);
   std::atomic<uint64_t> current_exec{0}, current_actor{0}, current_runner{0};
   std::atomic<bool> done{false};
   std::atomic<long> bad{0}, calls{0};
@@ -259,8 +260,8 @@ TEST(Stress, CreateReleaseCyclesRacingCalls) {
 TEST(Soak, MixedWorkReturnsToBaseline) {
   const size_t seconds = env_size("TETHER_SOAK_SECONDS", 5);
   auto round = [] {
-    (void)run_concurrent_runners(20);
-    actors_over_executors(50, 4, 50, 2);
+    (void)run_concurrent_runners(20, true);
+    actors_over_executors(50, 4, 50, 2, true);
   };
   round();  // warm-up: pools, caches and the control thread exist from here on
   const long base_rss = status_field("VmRSS"), base_threads = status_field("Threads");
