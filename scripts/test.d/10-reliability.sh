@@ -20,4 +20,4 @@ echo "== reliability: soak, ${TETHER_SOAK_SECONDS:-120} s =="
 cmake --preset default >/dev/null
 cmake --build --preset default --target tether_reliability_tests
 TETHER_SOAK_SECONDS=${TETHER_SOAK_SECONDS:-120} build/default/tests/reliability/tether_reliability_tests \
-  --gtest_filter='Soak.*' --gtest_also_run_disabled_tests
+  --gtest_filter='Soak.*'
