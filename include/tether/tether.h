@@ -719,7 +719,9 @@ typedef tether_status (*tether_node_fn)(tether_task *t, void *state, void *arg, 
 
 typedef struct tether_compile_options {
   uint32_t struct_size;
-  size_t channel_capacity;   /* default 8: executions in flight; 1 to 1048576 */
+  size_t channel_capacity;   /* default 8: executions in flight; 1 to 1048576. Slots are made
+                                at compile: memory grows as capacity x nodes (about 100 bytes
+                                each; 2^20 x 2 nodes is some 200 MB) */
   tether_drop_fn value_drop; /* default NULL: the library never frees node values */
 } tether_compile_options;
 

@@ -119,8 +119,20 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     if (all_inside) fail(TETHER_E_DEADLOCK, "every future's work can only run on this thread, which would be waiting");
 
     auto waiter = std::make_shared<AnyWaiter>();
-    for (auto& s : scopes) {
-      s->on_done(&AnyWaiter::notify, UserArg(new std::shared_ptr<AnyWaiter>(waiter), &AnyWaiter::drop));
+    // Each notice is taken back after the wait: a timed-out wait leaves nothing behind on
+    // the futures it watched (they may stay pending for long, and be waited on again).
+    std::vector<uint64_t> notices(n, 0);
+    struct TakeBack {
+      std::vector<std::shared_ptr<Scope>>& scopes;
+      std::vector<uint64_t>& notices;
+      ~TakeBack() {
+        for (size_t i = 0; i < notices.size(); ++i) scopes[i]->remove_notice(notices[i]);
+      }
+    } take_back{scopes, notices};
+    for (size_t i = 0; i < n; ++i) {
+      auto* held = new std::shared_ptr<AnyWaiter>(waiter);
+      UserArg arg(held, &AnyWaiter::drop);
+      notices[i] = scopes[i]->add_notice(&AnyWaiter::notify, std::move(arg));
     }
     std::unique_lock lock(waiter->mutex);
     deadline.wait(waiter->cv, lock, [&] { return waiter->fired; });

@@ -240,6 +240,11 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
+  if (lane->manual() && lane->closed()) {
+    ledger_.reject();
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
+                                             "nothing can run its calls");
+  }
   ledger_.admit_or_throw(room, lane->is_inside(), "actor '" + name_ + "' mailbox");
   std::shared_ptr<Scope> future;
   Call* c;
@@ -396,6 +401,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 
 void Actor::release(bool wait) {
   handle_live_.store(false, std::memory_order_release);  // fast-path callers see it (actor_cache)
+  ledger_.end_handle();  // callers waiting for room in the mailbox return INVALID_HANDLE
   start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {
     std::lock_guard lock(mutex_);

@@ -14,7 +14,8 @@
 namespace tether {
 
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
-  if (ledger_.capacity() != 0 || default_lane_->thread_count() > 1) return nullptr;
+  // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
+  if (ledger_.capacity() != 0 || default_lane_->thread_count() != 1) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {

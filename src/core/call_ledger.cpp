@@ -25,8 +25,12 @@ int32_t CallLedger::admit(Deadline deadline) {
     }
     std::unique_lock lock(mutex_);
     room_waiters_.fetch_add(1, std::memory_order_seq_cst);
-    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_; });
+    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_ || handle_ended_; });
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    if (handle_ended_) {
+      reject();
+      return TETHER_E_INVALID_HANDLE;
+    }
     if (!room) {
       reject();
       return TETHER_E_TIMEOUT;
@@ -43,6 +47,8 @@ void CallLedger::admit_or_throw(Deadline room, bool inside, const std::string& q
       throw StatusError(admitted, queue + " is full (" + std::to_string(capacity_) + " calls)");
     case TETHER_E_DEADLOCK:
       throw StatusError(admitted, "waiting for room in " + queue + " from the thread that empties it would wait on itself");
+    case TETHER_E_INVALID_HANDLE:
+      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue);
     default:
       throw StatusError(admitted, "no room in " + queue + " within the timeout");
   }
@@ -54,6 +60,14 @@ void CallLedger::leave() noexcept {
     { std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees the change
     room_.notify_all();
   }
+}
+
+void CallLedger::end_handle() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    handle_ended_ = true;
+  }
+  room_.notify_all();
 }
 
 void CallLedger::fire_and_forget_failed(ErrorPtr e) {

@@ -36,7 +36,8 @@ class CallLedger {
   CallLedger& operator=(const CallLedger&) = delete;
 
   // admit: takes one queue slot. TETHER_OK, TETHER_E_QUEUE_FULL (deadline never blocks),
-  // or TETHER_E_TIMEOUT. A refusal is counted as rejected.
+  // TETHER_E_TIMEOUT, or TETHER_E_INVALID_HANDLE (the owner's handle ended while this
+  // waited for room: end_handle). A refusal is counted as rejected.
   [[nodiscard]] int32_t admit(Deadline deadline);
   // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
   // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
@@ -44,6 +45,9 @@ class CallLedger {
   void admit_or_throw(Deadline room, bool inside, const std::string& queue);
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
+  // end_handle: the owner's handle was released: producers waiting for room return
+  // TETHER_E_INVALID_HANDLE at once, as every other wait on a released handle does.
+  void end_handle() noexcept;
   void reject() noexcept { rejected_.fetch_add(1, std::memory_order_relaxed); }
 
   void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
@@ -96,6 +100,7 @@ class CallLedger {
 
   alignas(64) mutable std::mutex mutex_;
   std::condition_variable room_;
+  bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
   std::vector<Tally*> tallies_;   // guarded by mutex_: producers calling fast now
   uint64_t retired_admitted_ = 0;  // guarded by mutex_: admitted through removed tallies

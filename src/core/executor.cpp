@@ -122,13 +122,9 @@ bool Executor::add_user() noexcept {
 
 void Executor::drop_user(bool wait) {
   if (users_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // The last user: run or cancel what is queued, then let the thread end.
+  // The last user: run or cancel what is queued, then let the thread end. (A manual
+  // executor shut down when its handle went: release_handle.)
   if (options_.manual) {
-    if (lane_->is_owner()) {
-      lane_->drain_here();
-    } else {
-      lane_->cancel_queued([](const Call&) { return true; });
-    }
     lane_->close();
     return;
   }
@@ -141,6 +137,21 @@ void Executor::drop_user(bool wait) {
   }
 }
 
-void Executor::release_handle(bool wait) { drop_user(wait); }
+void Executor::release_handle(bool wait) {
+  ledger_.end_handle();
+  // A manual executor whose handle is gone can never run again (tether_executor_run needs
+  // the handle): it shuts down now, whatever actors still use it. Its owner drains what
+  // is queued; anyone else cancels it; later pushes are cancelled (Lane::push), and the
+  // actors on it refuse calls with SHUTDOWN (Actor::call), so nothing waits for ever.
+  if (options_.manual) {
+    lane_->close();  // first: a push that follows sees it and cancels itself
+    if (lane_->is_owner()) {
+      lane_->drain_here();
+    } else {
+      (void)lane_->cancel_queued([](const Call&) { return true; });
+    }
+  }
+  drop_user(wait);
+}
 
 }  // namespace tether

@@ -162,6 +162,12 @@ void Lane::push(Call* c) noexcept {
     mailbox_.push(c);
   }
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
+  // A closed manual lane has nobody to run it: what reaches it is cancelled. Either
+  // close()'s caller cancels after its seq_cst store of closed_ and sees c, or this load
+  // (after the push's seq_cst exchange) sees closed_ and cancels c here.
+  if (options_.threads == 0 && closed_.load(std::memory_order_seq_cst)) [[unlikely]] {
+    (void)cancel_queued([](const Call&) { return true; });
+  }
 }
 
 CallRing* Lane::lease_ring() {
@@ -218,7 +224,7 @@ void Lane::open() {
 void Lane::close() {
   {
     std::lock_guard lock(mutex_);
-    closed_.store(true, std::memory_order_release);
+    closed_.store(true, std::memory_order_seq_cst);  // pairs with push's load (manual lanes)
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();

@@ -149,6 +149,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   [[nodiscard]] bool is_inside() const noexcept;
   [[nodiscard]] size_t thread_count() const noexcept { return options_.threads; }
   [[nodiscard]] bool manual() const noexcept { return options_.threads == 0; }
+  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return tid_.load(std::memory_order_acquire); }
 
   // push: queues c for the lane's threads (the lane owns it from now on).

@@ -317,6 +317,32 @@ void Scope::on_done(tether_notify_fn fn, UserArg arg) {
   fn(arg.get());
 }
 
+uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) {
+      const uint64_t id = ++last_notice_id_;
+      notices_.push_back(Notice{fn, std::move(arg), id});
+      return id;
+    }
+  }
+  fn(arg.get());
+  return 0;
+}
+
+void Scope::remove_notice(uint64_t id) noexcept {
+  if (id == 0) return;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(notices_.begin(), notices_.end(), [&](const Notice& n) { return n.id == id; });
+    if (it == notices_.end()) return;  // it ran (or is running) already
+    dropped = std::move(it->arg);
+    notices_.erase(it);
+  }
+  // dropped goes here, unlocked
+}
+
 void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);

@@ -124,6 +124,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
   void on_done(tether_notify_fn fn, UserArg arg);
+  // add_notice: on_done that can be taken back: an id for remove_notice (0: it ran now).
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg);
+  // remove_notice: the notice `id` will not run (its arg is dropped here); no effect once
+  // it has run. What a waiter that stops waiting uses, so waits leave nothing behind.
+  void remove_notice(uint64_t id) noexcept;
   // on_quiet: fn(arg) once every participant has returned (at once, here, if none is
   // live). Later than on_done when the scope failed while nested threads still ran:
   // an owner that must outlive ALL of a call's work (an actor's end) waits for this.
@@ -152,6 +157,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   struct Notice {
     tether_notify_fn fn;
     UserArg arg;
+    uint64_t id = 0;  // non-zero: removable (add_notice)
   };
   class Participant;
 
@@ -183,6 +189,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
   std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   bool handle_ended_ = false;      // guarded by mutex_

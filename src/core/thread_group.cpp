@@ -262,11 +262,17 @@ void ThreadGroup::reap() noexcept {
 }
 
 void ThreadGroup::join_all() {
+  // A thread of the group that joins it (an object released from one of its own nested
+  // threads) cannot join itself: it is left to the control thread, which joins it once
+  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
     pthread_t t;
-    if (!claim_locked(/*exited_only=*/false, &t)) return;  // every thread spawned (also by those joined) is joined
+    if (!claim_locked(/*exited_only=*/false, &t)) {  // claim_locked never returns this thread
+      if (!threads_.empty()) orphaned_ = true;        // what is left is this thread: see above
+      return;  // every other thread spawned (also by those joined) is joined
+    }
     lock.unlock();
     join_thread(t);  // waits for it to end: one wake-up, as std::thread
     lock.lock();

@@ -76,7 +76,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
 
   // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined. Must not be called from a thread of the group.
+  // them) has exited and been joined — but the calling thread, when it is one of the
+  // group's: the control thread joins that one once it has exited.
   void join_all();
 
   // orphan: nobody will call join_all; the control thread joins every thread left.

@@ -157,6 +157,12 @@
   X(actor_release_and_stop_from_own_nested_thread) \
   X(actor_ctor_nested_failure_kills_actor) \
   X(actor_nested_settle_races_end_stress) \
+  X(manual_executor_released_under_live_actor) \
+  X(submit_timeout_forever_sees_release) \
+  X(call_timeout_forever_sees_release) \
+  X(executor_released_from_own_nested_thread) \
+  X(executor_idle_spin_saturates) \
+  X(future_wait_any_timeouts_leave_nothing) \
   X(affinity_pinned_creator_other_cpu) \
   X(affinity_cpu_outside_process_refused) \
   X(wakeup_executor_bursts_from_hopping_threads) \
