@@ -20,6 +20,10 @@
 #include <thread>
 #include <vector>
 
+// The callbacks (defined below, outside the anonymous namespace so they can call each other).
+tether_status task_fn(tether_task* t, void* arg);
+tether_status method_fn(tether_task* t, void* state, void* arg);
+
 namespace {
 
 [[noreturn]] void fail(const char* what, long long detail) {
@@ -62,7 +66,6 @@ tether_status behave(tether_task* t, const Arg& a) {
     case kBlock: std::this_thread::sleep_for(std::chrono::microseconds(200)); return TETHER_OK;
     case kSpawn: {
       if (a.depth == 0) return TETHER_OK;
-      extern tether_status task_fn(tether_task*, void*);
       const tether_status rc = tether_task_spawn(t, "fz-nested", &task_fn, new_arg(a.depth * 3u, a.depth - 1), &drop_arg);
       check_status(rc);
       return TETHER_OK;
@@ -79,7 +82,6 @@ tether_status behave(tether_task* t, const Arg& a) {
         tether_actor_stats stats{};
         stats.struct_size = sizeof stats;
         check_status(tether_actor_get_stats(self, &stats));
-        extern tether_status method_fn(tether_task*, void*, void*);
         check_status(tether_actor_call(self, nullptr, &method_fn, new_arg(kSucceed, 0), &drop_arg, nullptr));
       }
       (void)tether_task_stop_requested(t);

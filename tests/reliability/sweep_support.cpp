@@ -172,11 +172,7 @@ SweepCount sweep_allocations(Scenario& s) {
   // A run may need a few allocations more or fewer than the counting run (threads
   // interleave): the sweep goes on while the armed allocation was reached.
   for (uint64_t n = 1; n <= 100000; ++n) {
-    fault::arm(n);
-    run_once(s);
-    (void)fault::disarm();
-    const bool delivered = fault::failed();
-    finish_run(s, "allocation " + std::to_string(n));
+    const bool delivered = run_point(s, "alloc", n);
     if (::testing::Test::HasFailure()) break;  // one broken point is enough to read
     if (!delivered) break;
     ++count.points;
@@ -188,27 +184,10 @@ SweepCount sweep_allocations(Scenario& s) {
 SweepCount sweep_threads(Scenario& s) {
   SweepCount count;
   for (uint32_t k = 0; k < 10000; ++k) {
-    tether_debug_fail_thread_create(k);
-    run_once(s);
-    // Probe: a consumed failure is gone, so this runner starts; an unconsumed one fails it.
-    tether_runner probe{0};
-    const tether_status probe_rc = tether_runner_start(
-        nullptr, [](tether_task*, void*) -> tether_status { return TETHER_OK; }, nullptr, nullptr, &probe);
-    tether_debug_fail_thread_create(UINT32_MAX);
-    if (probe_rc == TETHER_OK) {
-      EXPECT_EQ(tether_runner_release(probe), TETHER_OK);
-    } else {
-      EXPECT_EQ(probe_rc, TETHER_E_THREAD_CREATE);
-    }
-    const bool delivered = probe_rc == TETHER_OK;
-    finish_run(s, "thread creation " + std::to_string(k));
-    if (delivered) {
-      EXPECT_TRUE(was_seen(TETHER_E_THREAD_CREATE))
-          << s.name() << ": thread creation " << k << " failed and nothing reported it";
-    }
+    const bool delivered = run_point(s, "thread", k);
     if (::testing::Test::HasFailure() || !delivered) break;
     ++count.points;
-    ++count.fault_visible;
+    ++count.fault_visible;  // run_point failed the test otherwise
   }
   return count;
 }
