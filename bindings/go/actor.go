@@ -8,6 +8,8 @@ package tether
 import "C"
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -56,19 +58,23 @@ func (s ActorState) String() string {
 	case ActorStopped:
 		return "Stopped"
 	}
-	return "ActorState(?)"
+	return fmt.Sprintf("ActorState(%d)", int32(s))
 }
 
 // Actor is state of type S that lives on one pinned OS thread: the constructor, every
 // default-group method and S's Close (if S implements Closer) run there, in order.
 type Actor[S any] struct {
 	id atomic.Uint64
+	q  *callQueue // the default thread's calls (queue.go)
 }
 
 // NewActor creates an actor whose state ctor makes ON the actor's thread. It returns at
 // once: calls queue behind the constructor, and a failing constructor makes the actor
 // dead (its calls fail with ErrActorDead, whose Cause is the constructor's error).
 func NewActor[S any](opts *ActorOptions, ctor func() (*S, error)) (*Actor[S], error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var o C.tether_actor_options
 	C.tether_actor_options_init(&o)
 	var frees []func()
@@ -105,16 +111,47 @@ func NewActor[S any](opts *ActorOptions, ctor func() (*S, error)) (*Actor[S], er
 		if err != nil {
 			return nil, failTask(t, err)
 		}
+		if s == nil {
+			return nil, failTask(t, &Error{Code: CodeInvalidArgument,
+				Message: "NewActor: the constructor returned a nil state and no error"})
+		}
 		return s, C.TETHER_OK
 	}))
 	var out C.tether_actor
 	if err := statusError(C.tgo_actor_create(&o, h, &out), "NewActor"); err != nil {
 		return nil, err
 	}
-	a := &Actor[S]{}
+	linger := defaultLinger
+	if opts != nil && opts.Executor != nil {
+		linger = opts.Executor.linger
+	}
+	a := &Actor[S]{q: newActorQueue(out, int(o.mailbox_capacity), linger)}
 	a.id.Store(uint64(out.id))
 	runtime.SetFinalizer(a, (*Actor[S]).finalize)
 	return a, nil
+}
+
+// defaultLinger is the library's default idle spin (tether_executor_options.idle_spin_ns).
+const defaultLinger = 20 * time.Microsecond
+
+// newActorQueue is the Go queue in front of actor h's default thread. It holds the C
+// handle, not the *Actor, so an abandoned Actor can be finalized.
+func newActorQueue(h C.tether_actor, capacity int, linger time.Duration) *callQueue {
+	return newCallQueue(capacity, linger,
+		func(q *callQueue) C.tether_status { return C.tgo_actor_drain(h, q.handle) },
+		func() error { return actorGoneError(h) })
+}
+
+// actorGoneError is the error of calls the actor dropped unrun: ErrActorDead with the
+// constructor's error as its cause, else ErrCancelled (a Stop with StopCancel).
+func actorGoneError(h C.tether_actor) error {
+	var s C.int32_t
+	var cause C.tether_error
+	if C.tether_actor_state(h, &s, &cause) == C.TETHER_OK && s == C.TETHER_ACTOR_DEAD {
+		return &Error{Code: CodeActorDead, Message: "the actor's constructor failed", Cause: takeError(cause)}
+	}
+	takeError(cause)
+	return &Error{Code: CodeCancelled, Message: "cancelled by Stop"}
 }
 
 func (a *Actor[S]) handle() C.tether_actor { return C.tether_actor{id: C.uint64_t(a.id.Load())} }
@@ -135,26 +172,51 @@ func (a *Actor[S]) InGroup(name string) NodeHost[S] { return groupHost[S]{a: a, 
 
 // Call queues fn on the actor's default thread, after the calls queued before it.
 func Call[S, R any](a *Actor[S], fn func(*S) (R, error)) *Future[R] {
-	return CallIn(a, "", fn)
+	if a.id.Load() == 0 {
+		return failedFuture[R](closedError("actor"))
+	}
+	return pushCall(a.q, false, func(_ *Scope, state any) (R, error) {
+		s, _ := state.(*S)
+		return fn(s)
+	})
+}
+
+// pushCall queues a call with a future on q.
+func pushCall[R any](q *callQueue, scoped bool, fn func(*Scope, any) (R, error)) *Future[R] {
+	c, f := newFutureCall(q, scoped, fn)
+	if err := q.push(c); err != nil {
+		return failedFuture[R](err)
+	}
+	return f
 }
 
 // CallIn queues fn on the threads of the actor's concurrency group ("" = the default
 // thread). An unknown group fails the future with ErrNotFound.
 func CallIn[S, R any](a *Actor[S], group string, fn func(*S) (R, error)) *Future[R] {
+	if group == "" {
+		return Call(a, fn)
+	}
 	return CallScoped(a, group, func(_ *Scope, s *S) (R, error) { return fn(s) })
 }
 
-// CallScoped is CallIn for a method that needs its task: to see Scope.StopRequested
-// (a Stop with StopCancel, a Future.Cancel) or to start nested threads with Scope.Go,
-// which then belong to the call's future.
+// CallScoped is CallIn for a method that needs its task: to see Scope.StopRequested or
+// Scope.Context (a Stop with StopCancel, a Future.Cancel, a failed nested thread) or to
+// start nested threads with Scope.Go, which then belong to the call's future: it settles
+// when they have all returned, with the first error of any of them.
 func CallScoped[S, R any](a *Actor[S], group string, fn func(*Scope, *S) (R, error)) *Future[R] {
 	if a.id.Load() == 0 {
 		return failedFuture[R](closedError("actor"))
 	}
+	if group == "" {
+		return pushCall(a.q, true, func(sc *Scope, state any) (R, error) {
+			s, _ := state.(*S)
+			return fn(sc, s)
+		})
+	}
 	res := &futureResult[R]{}
 	h := newHandle(methodFunc(func(t *C.tether_task, state any) C.tether_status {
 		s, _ := state.(*S)
-		return runScoped(t, func(sc *Scope) error {
+		return runScoped(t, nil, func(sc *Scope) error {
 			v, err := fn(sc, s)
 			if err != nil {
 				return err
@@ -177,26 +239,20 @@ func Tell[S any](a *Actor[S], fn func(*S) error) error {
 	if a.id.Load() == 0 {
 		return closedError("actor")
 	}
-	h := newHandle(methodFunc(func(t *C.tether_task, state any) C.tether_status {
-		s, _ := state.(*S)
-		if err := fn(s); err != nil {
-			return failTask(t, err)
-		}
-		return C.TETHER_OK
-	}))
-	st := C.tgo_actor_call(a.handle(), nil, h, nil)
-	runtime.KeepAlive(a)
-	return statusError(st, "Tell")
+	return a.q.push(&tellCall[S]{fn: fn})
 }
 
-// State is the actor's life state; for a dead actor, also its constructor's error.
-// It never waits, even while a method is blocked.
+// State is the actor's life state; for a dead actor, also its constructor's error; for a
+// closed one ActorStopped and ErrClosed. It never waits, even while a method is blocked.
 func (a *Actor[S]) State() (ActorState, error) {
 	var s C.int32_t
 	var cause C.tether_error
 	st := C.tether_actor_state(a.handle(), &s, &cause)
 	runtime.KeepAlive(a)
 	if st != C.TETHER_OK {
+		if a.id.Load() == 0 {
+			return ActorStopped, closedError("actor") // closed: stopped for good
+		}
 		return 0, a.callError(st, "Actor.State")
 	}
 	if e := takeError(cause); e != nil {
@@ -214,12 +270,12 @@ func (a *Actor[S]) Stats() (Stats, error) {
 	if st != C.TETHER_OK {
 		return Stats{}, a.callError(st, "Actor.Stats")
 	}
-	return statsFrom(&s), nil
+	return a.q.adjust(statsFrom(&s)), nil
 }
 
 // Errors is the kept errors of fire-and-forget calls (the first 64).
 func (a *Actor[S]) Errors() []error {
-	var errs []error
+	errs := a.q.keptErrs()
 	h := a.handle()
 	for i := 0; ; i++ {
 		var te C.tether_error
@@ -238,26 +294,73 @@ func (a *Actor[S]) Errors() []error {
 // calls before it returns and asks running methods to stop. It then waits up to timeout
 // (< 0: forever; 0: not at all) for the state's Close to have run on the actor's thread,
 // and returns ErrTimeout if it has not (the stop goes on). A method blocked in user code
-// never blocks Stop beyond timeout.
+// never blocks Stop beyond timeout. StopCtx is Stop bounded by a context.
 func (a *Actor[S]) Stop(mode StopMode, timeout time.Duration) error {
-	st := C.tether_actor_stop(a.handle(), C.int32_t(mode), timeoutNS(timeout))
-	runtime.KeepAlive(a)
-	return a.callError(st, "Actor.Stop")
+	if timeout < 0 {
+		return a.stop(mode, context.Background(), false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return a.stop(mode, ctx, timeout == 0)
+}
+
+// StopCtx is Stop waiting until ctx ends instead of a timeout: ctx.Err() when it ends
+// first (the stop goes on).
+func (a *Actor[S]) StopCtx(ctx context.Context, mode StopMode) error {
+	return a.stop(mode, ctx, false)
+}
+
+// stop closes the Go queue (queue.go says why first), then stops the actor in the
+// library and waits there (bounded by ctx) for its Close. noWait: a timeout of 0.
+func (a *Actor[S]) stop(mode StopMode, ctx context.Context, noWait bool) error {
+	id := a.id.Load()
+	if id == 0 {
+		return closedError("actor")
+	}
+	h := C.tether_actor{id: C.uint64_t(id)}
+	defer runtime.KeepAlive(a)
+	a.q.close(&Error{Code: CodeShutdown, Message: "the actor is stopped"}, mode == StopCancel)
+	for { // slices of waiting in the library, so that ctx is honoured
+		slice := 5 * time.Millisecond
+		if noWait {
+			slice = 0
+		}
+		st := C.tether_actor_stop(h, C.int32_t(mode), C.int64_t(slice))
+		if st != C.TETHER_E_TIMEOUT || noWait {
+			return a.callError(st, "Actor.Stop")
+		}
+		if ctx.Err() != nil {
+			return a.stopTimeout(ctx)
+		}
+	}
+}
+
+// stopTimeout: ErrTimeout for Stop's timeout (wrapping ctx.Err()), ctx.Err() for a
+// StopCtx context without a deadline.
+func (a *Actor[S]) stopTimeout(ctx context.Context) error {
+	if _, hasDeadline := ctx.Deadline(); hasDeadline {
+		return &Error{Code: CodeTimeout, Message: "Actor.Stop: the state's Close has not run yet (the stop goes on)",
+			Err: ctx.Err()}
+	}
+	return ctx.Err()
 }
 
 // Close stops the actor with StopDrain, waits until it has ended, and ends its threads.
-// Idempotent. (Stop with StopCancel first to not run what is queued.)
+// Idempotent. (Stop with StopCancel first to not run what is queued.) From one of the
+// actor's own methods it does not wait: the actor ends once that method has returned.
 func (a *Actor[S]) Close() error {
 	id := a.id.Swap(0)
 	if id == 0 {
 		return nil
 	}
 	runtime.SetFinalizer(a, nil)
+	a.q.close(closedError("actor"), false)
 	return statusError(C.tether_actor_release(C.tether_actor{id: C.uint64_t(id)}), "Actor.Close")
 }
 
 func (a *Actor[S]) finalize() {
 	if id := a.id.Swap(0); id != 0 {
+		a.q.close(closedError("actor"), false)
 		C.tether_actor_release_nowait(C.tether_actor{id: C.uint64_t(id)})
 	}
 }

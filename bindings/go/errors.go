@@ -57,6 +57,12 @@ type Error struct {
 	Type     string // a C++ exception's type name; empty otherwise
 	UserCode int64  // the application code (Fail, or a C callback's return value)
 	Cause    *Error // what caused it: an ErrActorDead's cause is the constructor's error
+	// Err is the error the Go func returned, when this *Error reports it: errors.Is and
+	// errors.As reach it (context.DeadlineExceeded from an inner Wait, say). Message is
+	// its text.
+	Err error
+
+	closed bool // the object was closed (ErrClosed)
 }
 
 func (e *Error) Error() string {
@@ -82,18 +88,24 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is an *Error with the same code (the sentinels ErrX are).
+// Is reports whether target is an *Error with the same code (the sentinels ErrX are);
+// ErrClosed matches only the error of a closed object.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t != nil && t.Code == e.Code
+	return ok && t != nil && t.Code == e.Code && (!t.closed || e.closed)
 }
 
-// Unwrap returns the cause, so errors.Is(err, ErrTaskFailed) also looks at it.
-func (e *Error) Unwrap() error {
-	if e.Cause == nil {
-		return nil
+// Unwrap returns the cause and the Go error it reports, so errors.Is and errors.As look
+// at both.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
 	}
-	return e.Cause
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }
 
 // Sentinel errors, for errors.Is. They compare by code only.
@@ -117,6 +129,11 @@ var (
 	ErrNotFound         = &Error{Code: CodeNotFound}
 	ErrInternal         = &Error{Code: CodeInternal}
 	ErrForked           = &Error{Code: CodeForked}
+
+	// ErrClosed is the error of a call on an object after its Close. It has the code of
+	// ErrShutdown, so errors.Is(err, ErrShutdown) asks "is it gone?" for a stopped and a
+	// closed object alike; errors.Is(err, ErrClosed) matches only the closed one.
+	ErrClosed = &Error{Code: CodeShutdown, Message: "closed", closed: true}
 )
 
 // Fail is an error a func returns to fail its task with an application code:
@@ -135,9 +152,48 @@ func statusError(st C.tether_status, op string) error {
 	return &Error{Code: c, Message: op + ": " + c.Describe()}
 }
 
-// closedError is the error of a call on an object after its Close.
+// closedError is the error of a call on an object after its Close (ErrClosed).
 func closedError(what string) error {
-	return &Error{Code: CodeInvalidHandle, Message: what + " is closed"}
+	return &Error{Code: CodeShutdown, Message: what + " is closed", closed: true}
+}
+
+// isCode reports whether err is an *Error of code c (or wraps one).
+func isCode(err error, c Code) bool {
+	var te *Error
+	return errors.As(err, &te) && te.Code == c
+}
+
+// userError is the *Error reporting err, which a Go func run as task t returned: the code
+// and user code of the first *Error in err's chain (else ErrTaskFailed), err's text
+// without that *Error's own "tether: CODE: " prefix (so no text is doubled), the thread,
+// and err itself for errors.Is / errors.As.
+func userError(t *C.tether_task, err error) *Error {
+	if te, ok := err.(*Error); ok && te.Thread != "" {
+		return te // already reported (a scoped call's nested thread)
+	}
+	code, user, msg := userCodeText(err)
+	e := &Error{Code: code, UserCode: user, Message: msg, Thread: threadName(t)}
+	if te, ok := err.(*Error); ok {
+		e.Cause, e.Type = te.Cause, te.Type // a bare *Error: nothing else to reach
+	} else {
+		e.Err = err
+	}
+	return e
+}
+
+// userCodeText is the code, user code and message a failing func's err is recorded with.
+func userCodeText(err error) (Code, int64, string) {
+	var te *Error
+	if !errors.As(err, &te) || te.Code == CodeOK {
+		return CodeTaskFailed, 0, err.Error()
+	}
+	if te == err {
+		if te.Message != "" {
+			return te.Code, te.UserCode, te.Message
+		}
+		return te.Code, te.UserCode, te.Code.Describe()
+	}
+	return te.Code, te.UserCode, strings.Replace(err.Error(), "tether: "+te.Code.String()+": ", "", 1)
 }
 
 // readString reads one of the library's copied-out strings.
@@ -191,22 +247,14 @@ func takeErrorDepth(h C.tether_error, depth int) *Error {
 // the callback. An *Error in err's chain keeps its code and user code; any other error
 // becomes ErrTaskFailed with err's text.
 func failTask(t *C.tether_task, err error) C.tether_status {
-	code, user, msg := CodeTaskFailed, int64(0), err.Error()
-	var te *Error
-	if errors.As(err, &te) && te.Code != CodeOK {
-		code, user = te.Code, te.UserCode
-		if te.Message != "" && te == err {
-			msg = te.Message // a bare *Error: keep its own message, not "tether: ..."
-		}
-	}
+	code, user, msg := userCodeText(err)
 	cmsg := C.CString(msg)
 	defer C.free(unsafe.Pointer(cmsg))
-	st := C.tether_task_fail_with(t, C.int32_t(code), C.int64_t(user), cmsg)
-	if st == C.TETHER_E_INVALID_ARGUMENT && code != CodeTaskFailed {
-		st = C.tether_task_fail(t, C.int64_t(user), cmsg) // a code fail_with refuses
+	// fail_with returns code once recorded (also for CodeInvalidArgument, which is then
+	// no refusal); any other status is a refusal of the code.
+	if st := C.tether_task_fail_with(t, C.int32_t(code), C.int64_t(user), cmsg); st == C.tether_status(code) {
+		return st
 	}
-	if st == C.TETHER_OK || st == C.TETHER_E_INVALID_ARGUMENT {
-		return C.TETHER_E_TASK_FAILED
-	}
-	return st
+	C.tether_task_fail(t, C.int64_t(user), cmsg) // a code fail_with refuses
+	return C.TETHER_E_TASK_FAILED
 }

@@ -24,11 +24,16 @@ type ExecutorOptions struct {
 // Executor is ONE OS thread for its whole life: everything submitted to it runs on that
 // thread, in submission order.
 type Executor struct {
-	id atomic.Uint64
+	id     atomic.Uint64
+	q      *callQueue    // Submit's and Go's calls (queue.go)
+	linger time.Duration // its idle spin, which the drains of its actors spin too
 }
 
 // NewExecutor starts an executor thread. Close it when done.
 func NewExecutor(opts *ExecutorOptions) (*Executor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var o C.tether_executor_options
 	C.tether_executor_options_init(&o)
 	free := func() {}
@@ -50,7 +55,10 @@ func NewExecutor(opts *ExecutorOptions) (*Executor, error) {
 	if err := statusError(C.tether_executor_create(&o, &out), "NewExecutor"); err != nil {
 		return nil, err
 	}
-	e := &Executor{}
+	linger := time.Duration(o.idle_spin_ns)
+	e := &Executor{linger: linger, q: newCallQueue(int(o.queue_capacity), linger,
+		func(q *callQueue) C.tether_status { return C.tgo_executor_drain(out, q.handle) },
+		func() error { return &Error{Code: CodeCancelled, Message: "cancelled: the executor ended"} })}
 	e.id.Store(uint64(out.id))
 	runtime.SetFinalizer(e, (*Executor).finalize)
 	return e, nil
@@ -65,19 +73,7 @@ func Submit[T any](e *Executor, fn func() (T, error)) *Future[T] {
 	if e.id.Load() == 0 {
 		return failedFuture[T](closedError("executor"))
 	}
-	res := &futureResult[T]{}
-	h := newHandle(taskFunc(func(t *C.tether_task) C.tether_status {
-		v, err := fn()
-		if err != nil {
-			return failTask(t, err)
-		}
-		res.val = v
-		return C.TETHER_OK
-	}))
-	var out C.tether_future
-	st := C.tgo_executor_submit(e.handle(), h, &out)
-	runtime.KeepAlive(e)
-	return startFuture(res, st, out, "Submit")
+	return pushCall(e.q, false, func(*Scope, any) (T, error) { return fn() })
 }
 
 // Go queues fn on e's thread, fire and forget: its error is counted and kept by the
@@ -87,15 +83,7 @@ func (e *Executor) Go(fn func() error) error {
 	if e.id.Load() == 0 {
 		return closedError("executor")
 	}
-	h := newHandle(taskFunc(func(t *C.tether_task) C.tether_status {
-		if err := fn(); err != nil {
-			return failTask(t, err)
-		}
-		return C.TETHER_OK
-	}))
-	st := C.tgo_executor_submit(e.handle(), h, nil)
-	runtime.KeepAlive(e)
-	return statusError(st, "Executor.Go")
+	return e.q.push(&goTask{fn: fn})
 }
 
 // Stats counts an executor's (or an actor's) work.
@@ -119,14 +107,17 @@ func (e *Executor) Stats() (Stats, error) {
 	st := C.tether_executor_get_stats(e.handle(), &s)
 	runtime.KeepAlive(e)
 	if err := statusError(st, "Executor.Stats"); err != nil {
+		if e.id.Load() == 0 {
+			return Stats{}, closedError("executor")
+		}
 		return Stats{}, err
 	}
-	return statsFrom(&s), nil
+	return e.q.adjust(statsFrom(&s)), nil
 }
 
 // Errors is the kept errors of fire-and-forget tasks (the first 64).
 func (e *Executor) Errors() []error {
-	var errs []error
+	errs := e.q.keptErrs()
 	h := e.handle()
 	for i := 0; ; i++ {
 		var te C.tether_error
@@ -149,11 +140,13 @@ func (e *Executor) Close() error {
 		return nil
 	}
 	runtime.SetFinalizer(e, nil)
+	e.q.close(closedError("executor"), false)
 	return statusError(C.tether_executor_release(C.tether_executor{id: C.uint64_t(id)}), "Executor.Close")
 }
 
 func (e *Executor) finalize() {
 	if id := e.id.Swap(0); id != 0 {
+		e.q.close(closedError("executor"), false)
 		C.tether_executor_release_nowait(C.tether_executor{id: C.uint64_t(id)})
 	}
 }

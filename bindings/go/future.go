@@ -10,14 +10,23 @@ import (
 	"context"
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // Future is the outcome of one submitted task or actor call, of result type T. Close it
 // when done with it (or let its finalizer do so); the work runs on either way.
 type Future[T any] struct {
-	id   atomic.Uint64
+	id   atomic.Uint64 // the library's future (calls in a named group, graph executions)
 	done chan struct{}
 	res  *futureResult[T]
+	call goCall // a call queued on the Go side (callQueue): no library future at all
+}
+
+// goCall is the Future's view of a call a callQueue runs.
+type goCall interface {
+	poll() State
+	requestCancel() error
+	queue() *callQueue
 }
 
 // futureResult is shared by the task's func (val) and the on_done notice (state, err),
@@ -105,11 +114,17 @@ func (f *Future[T]) Wait(ctx context.Context) (T, error) {
 	select {
 	case <-f.done:
 	default:
-		select {
-		case <-f.done:
-		case <-ctx.Done():
+		if err := f.deadlock(); err != nil {
 			var zero T
-			return zero, ctx.Err()
+			return zero, err
+		}
+		if f.call == nil || !spinUntil(f.done, f.call.queue().linger, ctx) {
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				var zero T
+				return zero, ctx.Err()
+			}
 		}
 	}
 	if f.res.err != nil || f.res.state != Succeeded {
@@ -123,12 +138,63 @@ func (f *Future[T]) Wait(ctx context.Context) (T, error) {
 	return f.res.val, nil
 }
 
+// spinUntil spins up to d for done (true) before a Wait parks: a call that completes
+// within it costs no wake-up of the waiting goroutine (the drain spins alike on its
+// side, see callQueue.lingerForCalls). It yields the CPU now and then, for a drain
+// pinned to the same one; it gives up early when ctx ends.
+func spinUntil(done <-chan struct{}, d time.Duration, ctx context.Context) bool {
+	if d <= 0 {
+		return false
+	}
+	var end time.Time
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return true
+		default:
+		}
+		if i&63 == 0 {
+			now := time.Now()
+			if i == 0 {
+				end = now.Add(d)
+			} else if now.After(end) || ctx.Err() != nil {
+				return false
+			}
+			C.tgo_yield()
+		}
+	}
+}
+
+// deadlock is ErrDeadlock when the caller runs on the only thread the work can run on
+// (a method waiting for a call of its own actor), as the library says for such a wait.
+func (f *Future[T]) deadlock() error {
+	if f.call != nil {
+		if f.call.queue().onOwnThread() {
+			return &Error{Code: CodeDeadlock, Message: "Future.Wait: the call can only run on this thread, which would wait for it"}
+		}
+		return nil
+	}
+	id := f.id.Load()
+	if id == 0 {
+		return nil
+	}
+	st := C.tether_future_wait(C.tether_future{id: C.uint64_t(id)}, 0)
+	runtime.KeepAlive(f)
+	if st == C.TETHER_E_DEADLOCK {
+		return statusError(st, "Future.Wait")
+	}
+	return nil
+}
+
 // Poll returns the state without blocking.
 func (f *Future[T]) Poll() State {
 	select {
 	case <-f.done:
 		return f.res.state
 	default:
+	}
+	if f.call != nil {
+		return f.call.poll()
 	}
 	var s C.int32_t
 	st := C.tether_future_poll(f.handle(), &s)
@@ -147,6 +213,9 @@ func (f *Future[T]) Poll() State {
 // Cancel cancels the work: pending work never runs (its func is dropped before Cancel
 // returns); running work ends Cancelled if it then succeeds (it is not interrupted).
 func (f *Future[T]) Cancel() error {
+	if f.call != nil {
+		return f.call.requestCancel()
+	}
 	id := f.id.Load()
 	if id == 0 {
 		return nil // never queued, or closed

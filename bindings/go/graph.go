@@ -8,6 +8,8 @@ package tether
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/cgo"
@@ -98,6 +100,9 @@ type Graph[In any] struct {
 
 // NewGraph makes an empty graph whose executions take an In.
 func NewGraph[In any]() (*Graph[In], error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
 	var out C.tether_graph
 	if err := statusError(C.tether_graph_create(&out), "NewGraph"); err != nil {
 		return nil, err
@@ -348,7 +353,7 @@ func (c *Compiled[In, Out]) handle() C.tether_compiled {
 // if it was cancelled with Future.Cancel or the compiled graph was closed first). It
 // never blocks: with ChannelCapacity executions in flight it fails with ErrQueueFull.
 // Other errors: ErrShutdown / ErrActorDead (an actor of the graph is stopped / dead),
-// ErrInvalidHandle after Close.
+// ErrClosed after Close.
 //
 // Closing the future does not cancel the execution. An execution in flight keeps c from
 // being finalized (the future's completion notice refers to c).
@@ -363,6 +368,20 @@ func (c *Compiled[In, Out]) Execute(input In) (*Future[Out], error) {
 // once: only that thread's steps could make room.
 func (c *Compiled[In, Out]) ExecuteTimeout(input In, timeout time.Duration) (*Future[Out], error) {
 	return c.execute(input, true, timeout, "ExecuteTimeout")
+}
+
+// ExecuteCtx is ExecuteTimeout bounded by ctx instead of a duration: when ctx ends
+// while it waits for room it returns ctx.Err().
+func (c *Compiled[In, Out]) ExecuteCtx(ctx context.Context, input In) (*Future[Out], error) {
+	for { // slices of waiting in the library, so that ctx is honoured
+		f, err := c.execute(input, true, 5*time.Millisecond, "ExecuteCtx")
+		if !errors.Is(err, ErrTimeout) {
+			return f, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 func (c *Compiled[In, Out]) execute(input In, wait bool, timeout time.Duration, op string) (*Future[Out], error) {

@@ -311,7 +311,7 @@ func TestGraphThreadBusy(t *testing.T) {
 	if err := c0.Close(); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if _, err := c0.Execute(1); !errors.Is(err, ErrInvalidHandle) {
+	if _, err := c0.Execute(1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Execute after Close: %v", err)
 	}
 	c1, err := Compile(g1, nil, n1)
@@ -372,10 +372,10 @@ func TestGraphThreadBusy(t *testing.T) {
 	if err := g1.Close(); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if _, err := Compile(g1, nil, n1); !errors.Is(err, ErrInvalidHandle) {
+	if _, err := Compile(g1, nil, n1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("compile after Close: %v", err)
 	}
-	if _, err := AddNode(g1, w, identity, n1); !errors.Is(err, ErrInvalidHandle) {
+	if _, err := AddNode(g1, w, identity, n1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AddNode after Close: %v", err)
 	}
 	for _, c := range []interface{ Close() error }{g0, g2, g3, a1, a2, e, w} {

@@ -2,7 +2,10 @@
 // Go side (callbacks.go), which recovers every panic: none reaches the library's frames.
 #include "shim.h"
 
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "_cgo_export.h"
 
@@ -116,4 +119,68 @@ tether_status tgo_future_outputs(tether_future f, uintptr_t *outs, size_t n) {
   }
   if (vals != small) free(vals);
   return st;
+}
+
+/* tgo_drain_box: one per drain submission (malloc'd by the submitter, freed by the drop).
+ * `ran` is written by the drain's thread before it enters Go and read by the drop, which
+ * the library runs after the callback (or instead of it). tgo_submitting_box names the box
+ * being submitted on this thread during the submit call, where the library runs the drop
+ * of a rejected submission: that drop must not report a cancellation (the returned status
+ * says it all). A drop on any other thread, or later, is a cancellation or a dead actor. */
+typedef struct tgo_drain_box {
+  uintptr_t q;
+  int ran;
+} tgo_drain_box;
+
+static _Thread_local tgo_drain_box *tgo_submitting_box;
+
+static tether_status tgo_drain_method(tether_task *t, void *state, void *arg) {
+  tgo_drain_box *b = (tgo_drain_box *)arg;
+  b->ran = 1;
+  return goDrainTramp(t, (uintptr_t)state, b->q);
+}
+
+static tether_status tgo_drain_task(tether_task *t, void *arg) { return tgo_drain_method(t, NULL, arg); }
+
+static void tgo_drain_drop(void *arg) {
+  tgo_drain_box *b = (tgo_drain_box *)arg;
+  if (!b->ran && tgo_submitting_box != b) goDrainDropped(b->q);
+  free(b);
+}
+
+/* tgo_new_box: a box for one drain of q, marked as being submitted on this thread until
+ * tgo_submitted clears the mark (NULL when out of memory). */
+static tgo_drain_box *tgo_new_box(uintptr_t q) {
+  tgo_drain_box *b = (tgo_drain_box *)malloc(sizeof *b);
+  if (b != NULL) {
+    b->q = q;
+    b->ran = 0;
+  }
+  tgo_submitting_box = b;
+  return b;
+}
+
+static tether_status tgo_submitted(tether_status st) {
+  tgo_submitting_box = NULL;
+  return st;
+}
+
+tether_status tgo_actor_drain(tether_actor a, uintptr_t q) {
+  tgo_drain_box *b = tgo_new_box(q);
+  if (b == NULL) return TETHER_E_NO_MEMORY;
+  return tgo_submitted(tether_actor_call(a, NULL, tgo_drain_method, b, tgo_drain_drop, NULL));
+}
+
+tether_status tgo_executor_drain(tether_executor e, uintptr_t q) {
+  tgo_drain_box *b = tgo_new_box(q);
+  if (b == NULL) return TETHER_E_NO_MEMORY;
+  return tgo_submitted(tether_executor_submit(e, tgo_drain_task, b, tgo_drain_drop, NULL));
+}
+
+void tgo_yield(void) { sched_yield(); }
+
+long tgo_tid(void) {
+  static _Thread_local long tid;
+  if (tid == 0) tid = (long)syscall(SYS_gettid);
+  return tid;
 }

@@ -38,4 +38,15 @@ tether_status tgo_compiled_execute_timeout(tether_compiled c, uintptr_t input, t
  * on a future hands the handles to the caller, who deletes them. */
 tether_status tgo_future_outputs(tether_future f, uintptr_t *outs, size_t n);
 
+/* Drains (queue.go): one C call on an actor's default thread (or an executor's thread) that
+ * runs every Go func queued on the Go side. `q` is the queue's cgo.Handle, owned by Go for
+ * the queue's life (no drop). When the call is cancelled or its actor dies before it ran,
+ * goDrainDropped(q) tells Go; a rejected submission is only the returned status. */
+tether_status tgo_actor_drain(tether_actor a, uintptr_t q);
+tether_status tgo_executor_drain(tether_executor e, uintptr_t q);
+/* sched_yield: a lingering drain lets a thread waiting for its CPU run. */
+void tgo_yield(void);
+/* The calling thread's OS id (gettid), cached per thread. */
+long tgo_tid(void);
+
 #endif

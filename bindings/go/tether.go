@@ -1,14 +1,10 @@
 // Package tether runs Go code on OS threads that tether pins and watches: the errors of
 // background threads are never lost, and an actor's state never moves to another thread.
 //
-// It binds the C API of the tether library (include/tether/tether.h) with cgo only. The
-// library is found with pkg-config; with a build tree:
-//
-//	cmake -S . -B build/go-lib -G Ninja -DTETHER_BUILD_TESTS=OFF -DTETHER_BUILD_EXAMPLES=OFF
-//	cmake --build build/go-lib
-//	cd bindings/go && PKG_CONFIG_PATH=$PWD/../../build/go-lib/pkgconfig go test -race ./...
-//
-// (the tether.pc of a build tree carries an rpath, so nothing else is needed to run).
+// It binds the C API of the tether library (include/tether/tether.h) with cgo only, and
+// compiles the library into the package (tether_core.cpp, written by
+// scripts/amalgamate_go.sh), so `go build` needs nothing installed but a C++20 compiler.
+// The build tag tether_system links the installed library instead, found by pkg-config.
 //
 // # Threads and goroutines
 //
@@ -20,9 +16,12 @@
 //
 // # Funcs, handles and panics
 //
-// A func travels through the C API as a runtime/cgo.Handle; the library drops it exactly
-// once, when the work has run or instead of running it (cancelled, rejected). A panic in
-// a func is recovered and fails its task with ErrPanic, the panic value in the message.
+// Calls queued on an actor's default thread or an executor wait in a Go-side queue that
+// one C call on that thread drains (queue.go). Every other func travels through the C API
+// as a runtime/cgo.Handle; the library drops it exactly once, when the work has run or
+// instead of running it (cancelled, rejected). A panic in a func is recovered and fails
+// its task with ErrPanic, the panic value in the message. runtime.Goexit (t.Fatal) in a
+// func tether runs ends the process: Go allows it only on threads Go made.
 //
 // # Compiled graphs
 //
@@ -39,13 +38,12 @@
 package tether
 
 /*
-#cgo pkg-config: tether
 #include <stdlib.h>
 #include <tether/tether.h>
 #include "shim.h"
 
-#if TETHER_VERSION_MAJOR != 0 || TETHER_VERSION_MINOR != 1
-#error "the tether Go binding expects the tether 0.1 C API (tether.h TETHER_VERSION_MAJOR/MINOR)"
+#if TETHER_VERSION_MAJOR != 0 || TETHER_VERSION_MINOR < 1
+#error "the tether Go binding needs the tether 0.x C API from 0.1 on (tether.h TETHER_VERSION_MAJOR/MINOR)"
 #endif
 */
 import "C"
@@ -56,19 +54,23 @@ import (
 	"unsafe"
 )
 
-// The C API version this package was written for; the #error guard above checks the
-// header, init checks the library loaded at run time.
-const (
-	versionMajor = 0
-	versionMinor = 1
-)
+// versionErr is non-nil when the library loaded at run time does not match the header
+// this package was compiled against (possible only with the tether_system build tag: the
+// default build compiles the library in). Every constructor (Run, NewExecutor, NewActor,
+// NewGraph) then returns it instead of calling into a library of another ABI.
+var versionErr = checkVersion(uint32(C.tether_version()), uint32(C.TETHER_VERSION),
+	C.GoString(C.tether_version_string()))
 
-func init() {
-	v := uint32(C.tether_version())
-	if v>>16 != versionMajor || (v>>8)&0xff != versionMinor {
-		panic(fmt.Sprintf("tether: the loaded library is %s, this package needs %d.%d.x",
-			C.GoString(C.tether_version_string()), versionMajor, versionMinor))
+// checkVersion compares the library's tether_version() with the header's TETHER_VERSION:
+// the same major and a minor at least the header's (additions only within a major).
+func checkVersion(lib, header uint32, libString string) error {
+	if lib>>16 == header>>16 && (lib>>8)&0xff >= (header>>8)&0xff {
+		return nil
 	}
+	return &Error{Code: CodeWrongState, Message: fmt.Sprintf(
+		"the loaded tether library is %s but this package was built against the %d.%d.%d header: "+
+			"rebuild with a matching library (or without -tags tether_system)",
+		libString, header>>16, (header>>8)&0xff, header&0xff)}
 }
 
 // Version is the loaded library's version, "MAJOR.MINOR.PATCH".

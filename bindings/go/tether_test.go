@@ -180,8 +180,8 @@ func TestRunnerSuccessAndErrors(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Poll(); !errors.Is(err, ErrInvalidHandle) {
-		t.Fatalf("Poll after Close = %v", err)
+	if st, err := r.Poll(); err != nil || st != Failed {
+		t.Fatalf("Poll after Close = %v, %v; want Failed, nil (the outcome stays readable)", st, err)
 	}
 	if err := r.Wait(ctxBound(t)); !errors.As(err, &te) || te.UserCode != 7 {
 		t.Fatalf("Wait after Close = %v", err)
@@ -254,7 +254,7 @@ func TestWaitContextCancelled(t *testing.T) {
 		t.Fatalf("Wait = %d, %v", v, err)
 	}
 	f.Close()
-	waitHandles(t, base)
+	waitHandles(t, base+1) // the executor's queue holds one handle until Close
 }
 
 // A method blocked (in user code) does not block Stop(StopCancel): the queued call is
@@ -396,7 +396,7 @@ func TestExecutorPanicsAndFireAndForget(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Submit(e, func() (int, error) { return 0, nil }).Wait(ctxBound(t)); !errors.Is(err, ErrInvalidHandle) {
+	if _, err := Submit(e, func() (int, error) { return 0, nil }).Wait(ctxBound(t)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Submit after Close: %v", err)
 	}
 }

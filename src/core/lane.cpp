@@ -204,7 +204,7 @@ void Lane::wake_parked() noexcept {
     // Pairs with the consumer's fence after C2: a producer whose clear lands before the
     // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
     // (the ring side published with only a light fence; this slow path pays the real one).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
     chaos_point();
     if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   }
@@ -452,7 +452,7 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     if (ring_count_.load(std::memory_order_seq_cst) != 0) {
       heavy_fence();
     } else {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
     }
     chaos_point();
     {

@@ -36,6 +36,27 @@ static void child_exit(int code, int via_exec) {
   _exit(code);
 }
 
+/* Under AddressSanitizer the runtime itself limits what a test may do around fork():
+ * GCC 12's libsanitizer takes no lock of its thread registry at fork, so a child forked
+ * while another thread creates or ends a thread can hang in it (seen in a backtrace:
+ * __asan::AsanThread::Create waiting on thread_registry); and its exit-time leak check
+ * counts the parent's objects, which the child keeps by design, as leaks. So there the
+ * stress loops fork while no thread is being made, and a child that ends with exit()
+ * skips the leak check through an atexit handler registered after the runtime's. */
+#if defined(__SANITIZE_ADDRESS__)
+#  define UNDER_ASAN 1
+#else
+#  define UNDER_ASAN 0
+#endif
+
+static void skip_leak_check_at_exit(void) { _exit(0); }
+
+/* child_begin: what every child does first. */
+static void child_begin(void) {
+  alarm(CHILD_ALARM_S);
+  if (UNDER_ASAN) atexit(skip_leak_check_at_exit);
+}
+
 static int under_valgrind(void) {
   const char *p = getenv("LD_PRELOAD");
   return p != NULL && strstr(p, "valgrind") != NULL;
@@ -112,7 +133,7 @@ TEST(fork_before_first_use_child_uses_library) {
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
-    alarm(CHILD_ALARM_S);
+    child_begin();
     child_exit(new_objects_work(0), under_valgrind());
   }
   CHECK_EQ(wait_child(pid), 0);
@@ -255,7 +276,7 @@ TEST(fork_with_live_objects_parent_handles_forked_new_work) {
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
-    alarm(CHILD_ALARM_S);
+    child_begin();
     child_exit(child_of_live_set(&l), under_valgrind());
   }
   CHECK_EQ(wait_child(pid), 0);
@@ -270,13 +291,15 @@ TEST(fork_child_exit_with_live_threads_many) {
   const long forks = scaled(300);
   for (long i = 0; i < forks; ++i) {
     /* The control thread is busy now and then: a runner released from its own thread. */
-    tether_runner r;
-    CHECK_ST(tether_runner_start(NULL, ok_fn, NULL, NULL, &r), TETHER_OK);
-    CHECK_ST(tether_runner_release_nowait(r), TETHER_OK);
+    if (!UNDER_ASAN) {
+      tether_runner r;
+      CHECK_ST(tether_runner_start(NULL, ok_fn, NULL, NULL, &r), TETHER_OK);
+      CHECK_ST(tether_runner_release_nowait(r), TETHER_OK);
+    }
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-      alarm(CHILD_ALARM_S);
+      child_begin();
       if (under_valgrind()) child_exit(0, 1);
       exit(0);
     }
@@ -308,6 +331,10 @@ static void *hammer_fn(void *p) {
 }
 
 TEST(fork_while_threads_hold_global_locks) {
+  if (UNDER_ASAN) {
+    printf("skipped under AddressSanitizer: its runtime is not fork-safe while threads are made\n");
+    return;
+  }
   hammer h;
   pthread_t threads[2];
   blocker b;
@@ -321,7 +348,7 @@ TEST(fork_while_threads_hold_global_locks) {
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-      alarm(CHILD_ALARM_S);
+      child_begin();
       /* Takes every lock the hammers take: none is held by a thread that is not here. */
       tether_runner r;
       int32_t s;
@@ -359,7 +386,7 @@ static tether_status m_fork(tether_task *t, void *state, void *arg) {
     fc->child = pid;
     return TETHER_OK;
   }
-  alarm(CHILD_ALARM_S);
+  child_begin();
   /* In the child, on the copy of the actor's thread: the task is the parent's. */
   int code = 0;
   if (tether_task_fail(t, 1, "child") != TETHER_E_FORKED) code = 1;

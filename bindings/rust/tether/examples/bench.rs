@@ -15,8 +15,9 @@
 //! Fire-and-forget is N calls queued without futures then one round trip to know they all
 //! ran (throughput); round trip is one call and a wait for its value (latency).
 //!
-//! Run optimised against a Release library:
-//! `TETHER_LIB_DIR=.../build/release/src cargo run --release --example bench [-- ROUNDS]`.
+//! Run optimised: `cargo run --release --example bench [-- ROUNDS]` (the bundled core, built
+//! -O2 and linked statically; both columns call the same library). Against a Release
+//! build tree's shared library instead: `TETHER_LIB_DIR=.../build/release/src cargo run ...`.
 //! Plain `std::time::Instant`, best of 15 interleaved repetitions (the least disturbed).
 use std::ffi::c_void;
 use std::hint::black_box;

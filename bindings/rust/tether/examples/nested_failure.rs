@@ -46,7 +46,7 @@ fn main() {
                         scope.thread_name()
                     );
                     sleep(Duration::from_millis(20));
-                    Err("checkpoint upload failed: disk full")
+                    Err::<(), _>("checkpoint upload failed: disk full")
                 })?;
             } else {
                 println!("{:7.1} ms trainer: step {step}/{TRAIN_STEPS}", ms());

@@ -3,6 +3,7 @@ use std::convert::Infallible;
 use std::ffi::{c_char, c_void, CString};
 use std::fmt::Display;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tether_sys as sys;
@@ -103,6 +104,8 @@ pub enum Shared {}
 /// ```
 pub struct Actor<S: 'static, A = Exclusive> {
     handle: sys::tether_actor,
+    // `actor "name"`, for the errors of its calls and futures.
+    origin: Option<Arc<str>>,
     // fn(S): an Actor never holds or hands out an S (the S lives on the actor's thread,
     // and only Send values come out of it), so the handle is Send + Sync whatever S is.
     _s: PhantomData<fn(S)>,
@@ -132,6 +135,7 @@ impl<S: 'static, A> std::fmt::Debug for Actor<S, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Actor")
             .field("handle", &self.handle)
+            .field("origin", &self.origin)
             .finish()
     }
 }
@@ -142,12 +146,14 @@ fn create<S, F, E>(
     options: &ActorOptions,
     groups: &[(&str, u32)],
     ctor: F,
-) -> Result<sys::tether_actor, Error>
+) -> Result<(sys::tether_actor, Option<Arc<str>>), Error>
 where
     S: 'static,
     F: FnOnce() -> Result<S, E> + Send + 'static,
     E: Display,
 {
+    crate::check_version()?;
+    let origin = crate::error::origin("actor", options.name.as_deref().unwrap_or("tether-actor"));
     unsafe extern "C" fn ctor_trampoline<S: 'static, F, E>(
         task: *mut sys::tether_task,
         arg: *mut c_void,
@@ -215,15 +221,15 @@ where
             &mut handle,
         )
     };
-    Error::check(st)?;
-    Ok(handle)
+    Error::check(st).map_err(|e| e.at(&origin))?;
+    Ok((handle, origin))
 }
 
 /// Queues `f(state, scope)` on the threads of `group` (NULL: the default thread). `f`
 /// receives the raw state pointer; the public wrappers turn it into `&mut S` (an
 /// [`Exclusive`] actor) or `&S` (a [`Shared`] one), which is where the aliasing argument
-/// lives. With `out` NULL the call is fire and forget and its value is dropped on the
-/// actor's thread.
+/// lives. `Err(text)` fails the call with TETHER_E_TASK_FAILED. With `out` NULL the call is
+/// fire and forget and its value is dropped on the actor's thread.
 fn call_raw<S, F, R>(
     actor: sys::tether_actor,
     group: *const c_char,
@@ -233,7 +239,7 @@ fn call_raw<S, F, R>(
 ) -> sys::tether_status
 where
     S: 'static,
-    F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+    F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
     R: Send + 'static,
 {
     unsafe extern "C" fn trampoline<S: 'static, F, R, const KEEP: bool>(
@@ -242,7 +248,7 @@ where
         arg: *mut c_void,
     ) -> sys::tether_status
     where
-        F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+        F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
         R: Send + 'static,
     {
         // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw, handed to
@@ -256,7 +262,7 @@ where
             // Fire and forget (KEEP false): nobody can take a value, so it is dropped here
             // rather than handed to the library.
             run_task(task, move || {
-                let v = f(s, &Scope::new(task));
+                let v = f(s, &Scope::new(task))?;
                 if KEEP {
                     put_result(task, v)
                 } else {
@@ -290,21 +296,36 @@ where
     }
 }
 
-/// `call_raw` with a future.
+/// `call_raw` with a future; errors name `origin`.
 fn call_future<S, F, R>(
     actor: sys::tether_actor,
     group: *const c_char,
+    origin: &Option<Arc<str>>,
     f: F,
     timeout: Option<Duration>,
 ) -> Result<Future<R>, Error>
 where
     S: 'static,
-    F: FnOnce(*mut S, &Scope) -> R + Send + 'static,
+    F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
     R: Send + 'static,
 {
     let mut h = sys::tether_future { id: 0 };
-    Error::check(call_raw(actor, group, f, &mut h, timeout))?;
-    Ok(Future::from_handle(h))
+    Error::check(call_raw(actor, group, f, &mut h, timeout)).map_err(|e| e.at(origin))?;
+    Ok(Future::from_handle(h, origin.clone()))
+}
+
+/// `call_raw` fire and forget; errors name `origin`.
+fn call_tell<S, F>(
+    actor: sys::tether_actor,
+    group: *const c_char,
+    origin: &Option<Arc<str>>,
+    f: F,
+) -> Result<(), Error>
+where
+    S: 'static,
+    F: FnOnce(*mut S, &Scope) -> Result<(), String> + Send + 'static,
+{
+    Error::check(call_raw(actor, group, f, std::ptr::null_mut(), None)).map_err(|e| e.at(origin))
 }
 
 // Why `&mut S` is sound on an `Actor<S, Exclusive>`: it is made only by `new`/`try_new`,
@@ -331,8 +352,10 @@ impl<S: 'static> Actor<S, Exclusive> {
         F: FnOnce() -> Result<S, E> + Send + 'static,
         E: Display,
     {
+        let (handle, origin) = create(options, &[], ctor)?;
         Ok(Actor {
-            handle: create(options, &[], ctor)?,
+            handle,
+            origin,
             _s: PhantomData,
             _access: PhantomData,
         })
@@ -349,7 +372,41 @@ impl<S: 'static> Actor<S, Exclusive> {
         call_future(
             self.handle,
             std::ptr::null(),
-            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
+            None,
+        )
+    }
+
+    /// Like [`call`](Self::call), for a method that may fail: `Err(e)` fails the call's
+    /// future with TETHER_E_TASK_FAILED and `e`'s text (`Ok(v)` gives `v`), so the caller
+    /// sees one `Result` instead of `Result<Result<..>>`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tether::{Actor, ActorOptions, ErrorKind};
+    /// let account = Actor::new(&ActorOptions::new().name("account"), || 10u64).unwrap();
+    /// let withdraw = |amount: u64| move |balance: &mut u64| -> Result<u64, String> {
+    ///     *balance = balance.checked_sub(amount).ok_or(format!("{amount} is more than {balance}"))?;
+    ///     Ok(*balance)
+    /// };
+    /// assert_eq!(account.try_call(withdraw(3)).unwrap().wait_timeout(Duration::from_secs(5)).unwrap(), 7);
+    /// let err = account.try_call(withdraw(8)).unwrap().wait_timeout(Duration::from_secs(5)).unwrap_err();
+    /// assert_eq!((err.kind(), err.message()), (ErrorKind::TaskFailed, "8 is more than 7"));
+    /// assert_eq!(err.origin(), Some(r#"actor "account""#));
+    /// ```
+    pub fn try_call<F, R, E>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&mut S) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: Display,
+    {
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_future(
+            self.handle,
+            std::ptr::null(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }).map_err(|e| e.to_string()),
             None,
         )
     }
@@ -379,7 +436,8 @@ impl<S: 'static> Actor<S, Exclusive> {
         call_future(
             self.handle,
             std::ptr::null(),
-            move |s: *mut S, scope: &Scope| f(unsafe { &mut *s }, scope),
+            &self.origin,
+            move |s: *mut S, scope: &Scope| Ok(f(unsafe { &mut *s }, scope)),
             None,
         )
     }
@@ -392,13 +450,15 @@ impl<S: 'static> Actor<S, Exclusive> {
         F: FnOnce(&mut S) + Send + 'static,
     {
         // SAFETY (of the &mut): see the comment on this impl.
-        Error::check(call_raw(
+        call_tell(
             self.handle,
             std::ptr::null(),
-            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
-            std::ptr::null_mut(),
-            None,
-        ))
+            &self.origin,
+            move |s: *mut S, _: &Scope| {
+                f(unsafe { &mut *s });
+                Ok(())
+            },
+        )
     }
 
     /// Like [`call`](Self::call), but on a full bounded mailbox waits up to `timeout` for
@@ -413,7 +473,8 @@ impl<S: 'static> Actor<S, Exclusive> {
         call_future(
             self.handle,
             std::ptr::null(),
-            move |s: *mut S, _: &Scope| f(unsafe { &mut *s }),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
             Some(timeout),
         )
     }
@@ -451,8 +512,10 @@ impl<S: Sync + 'static> Actor<S, Shared> {
         F: FnOnce() -> Result<S, E> + Send + 'static,
         E: Display,
     {
+        let (handle, origin) = create(options, groups, ctor)?;
         Ok(Actor {
-            handle: create(options, groups, ctor)?,
+            handle,
+            origin,
             _s: PhantomData,
             _access: PhantomData,
         })
@@ -462,9 +525,14 @@ impl<S: Sync + 'static> Actor<S, Shared> {
     /// those calls fail with TETHER_E_NOT_FOUND. The name is converted once, so keep the
     /// `Group` for repeated calls.
     pub fn group(&self, name: &str) -> Group<'_, S> {
+        let origin = self
+            .origin
+            .as_ref()
+            .map(|o| Arc::from(format!("{o}, group {name:?}")));
         Group {
             actor: self,
             name: Some(cstring(name)),
+            origin,
         }
     }
 
@@ -472,6 +540,7 @@ impl<S: Sync + 'static> Actor<S, Shared> {
         Group {
             actor: self,
             name: None,
+            origin: self.origin.clone(),
         }
     }
 
@@ -483,6 +552,16 @@ impl<S: Sync + 'static> Actor<S, Shared> {
         R: Send + 'static,
     {
         self.default_group().call(f)
+    }
+
+    /// [`call`](Self::call) for a method that may fail (see [`Actor::try_call`]).
+    pub fn try_call<F, R, E>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: Display,
+    {
+        self.default_group().try_call(f)
     }
 
     /// [`call`](Self::call) with the call's [`Scope`] (see [`Actor::call_scoped`]).
@@ -518,6 +597,8 @@ impl<S: Sync + 'static> Actor<S, Shared> {
 pub struct Group<'a, S: 'static> {
     actor: &'a GroupedActor<S>,
     name: Option<CString>,
+    // `actor "srv", group "io"`, for errors.
+    origin: Option<Arc<str>>,
 }
 
 impl<S: 'static> std::fmt::Debug for Group<'_, S> {
@@ -552,7 +633,25 @@ impl<S: Sync + 'static> Group<'_, S> {
         call_future(
             self.actor.handle,
             self.name_ptr(),
-            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
+            None,
+        )
+    }
+
+    /// [`call`](Self::call) for a method that may fail (see [`Actor::try_call`]).
+    pub fn try_call<F, R, E>(&self, f: F) -> Result<Future<R>, Error>
+    where
+        F: FnOnce(&S) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: Display,
+    {
+        // SAFETY (of the &): as in `call`.
+        call_future(
+            self.actor.handle,
+            self.name_ptr(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| f(unsafe { &*s }).map_err(|e| e.to_string()),
             None,
         )
     }
@@ -567,7 +666,8 @@ impl<S: Sync + 'static> Group<'_, S> {
         call_future(
             self.actor.handle,
             self.name_ptr(),
-            move |s: *mut S, scope: &Scope| f(unsafe { &*s }, scope),
+            &self.origin,
+            move |s: *mut S, scope: &Scope| Ok(f(unsafe { &*s }, scope)),
             None,
         )
     }
@@ -578,13 +678,15 @@ impl<S: Sync + 'static> Group<'_, S> {
         F: FnOnce(&S) + Send + 'static,
     {
         // SAFETY (of the &): as in `call`.
-        Error::check(call_raw(
+        call_tell(
             self.actor.handle,
             self.name_ptr(),
-            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
-            std::ptr::null_mut(),
-            None,
-        ))
+            &self.origin,
+            move |s: *mut S, _: &Scope| {
+                f(unsafe { &*s });
+                Ok(())
+            },
+        )
     }
 
     /// [`call`](Self::call) waiting up to `timeout` for room in a bounded mailbox.
@@ -597,7 +699,8 @@ impl<S: Sync + 'static> Group<'_, S> {
         call_future(
             self.actor.handle,
             self.name_ptr(),
-            move |s: *mut S, _: &Scope| f(unsafe { &*s }),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
             Some(timeout),
         )
     }
@@ -616,14 +719,17 @@ impl<S: 'static, A> Actor<S, A> {
         // SAFETY: out-pointers to locals; a cause handle is released by from_handle.
         unsafe { sys::tether_actor_state(self.handle, &mut s, &mut cause) };
         match s {
-            sys::TETHER_ACTOR_DEAD => ActorState::Dead(if cause.id != 0 {
-                Error::from_handle(cause)
-            } else {
-                Error::new(
-                    sys::TETHER_E_ACTOR_DEAD,
-                    Error::describe(sys::TETHER_E_ACTOR_DEAD),
-                )
-            }),
+            sys::TETHER_ACTOR_DEAD => ActorState::Dead(
+                if cause.id != 0 {
+                    Error::from_handle(cause)
+                } else {
+                    Error::new(
+                        sys::TETHER_E_ACTOR_DEAD,
+                        Error::describe(sys::TETHER_E_ACTOR_DEAD),
+                    )
+                }
+                .at(&self.origin),
+            ),
             sys::TETHER_ACTOR_STOPPED => ActorState::Stopped,
             _ => ActorState::Alive,
         }
@@ -640,6 +746,7 @@ impl<S: 'static, A> Actor<S, A> {
         };
         // SAFETY: plain call on our handle.
         Error::check(unsafe { sys::tether_actor_stop(self.handle, m, timeout_ns(timeout)) })
+            .map_err(|e| e.at(&self.origin))
     }
 
     /// The actor's counters (all groups).
@@ -653,7 +760,9 @@ impl<S: 'static, A> Actor<S, A> {
     /// The kept errors of fire-and-forget calls (the first 64).
     pub fn errors(&self) -> Vec<Error> {
         // SAFETY: out-pointer given by kept_errors.
-        kept_errors(|i, out| unsafe { sys::tether_actor_error(self.handle, i, out) })
+        kept_errors(&self.origin, |i, out| unsafe {
+            sys::tether_actor_error(self.handle, i, out)
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! `Error`: a failure of user code (read from a `tether_error`) or of a call (a status).
 use std::ffi::CStr;
 use std::fmt;
+use std::sync::Arc;
 
 use tether_sys as sys;
 
@@ -10,19 +11,25 @@ use crate::util::read_string;
 /// (of a C++ exception, when there was one), the application's `user_code`, and the error
 /// that caused it (an `ACTOR_DEAD` error's cause is the constructor's error).
 ///
-/// The same type describes a failing call (a timeout, a bad state) and a failing task.
+/// The same type describes a failing call (a timeout, a bad state: the thread is the
+/// caller's) and a failing task (the thread is the one the task failed on). Both name the
+/// object involved, its [`origin`](Self::origin): `actor "log"`, `actor "srv", group
+/// "io"`, `executor "worker"`, `runner "trainer"`, `graph`, `compiled graph`. Match on
+/// [`kind`](Self::kind) to tell the failures apart.
 ///
 /// ```
-/// use tether::{Runner, RunnerOptions, Error};
+/// use std::time::Duration;
+/// use tether::{ErrorKind, Runner, RunnerOptions, Error};
 /// let runner = Runner::spawn(&RunnerOptions::new().name("failing"), |_scope| -> Result<(), String> {
 ///     Err("disk full".to_string())
 /// }).unwrap();
-/// let err: Error = runner.into_result().unwrap_err();
-/// assert_eq!(err.code(), tether::sys::TETHER_E_TASK_FAILED);
+/// let err: Error = runner.join_timeout(Duration::from_secs(5)).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::TaskFailed);
 /// assert_eq!(err.status_name(), "TETHER_E_TASK_FAILED");
 /// assert_eq!(err.message(), "disk full");
 /// assert_eq!(err.thread_name(), "failing");
-/// println!("{err}"); // TETHER_E_TASK_FAILED on thread "failing": disk full
+/// assert_eq!(err.origin(), Some(r#"runner "failing""#));
+/// assert_eq!(err.to_string(), r#"TETHER_E_TASK_FAILED in runner "failing" on thread "failing": disk full"#);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -32,6 +39,110 @@ pub struct Error {
     thread_name: String,
     type_name: String,
     cause: Option<Box<Error>>,
+    origin: Option<Arc<str>>,
+    // True when a call returned the status on the calling thread (thread_name is the
+    // caller's); false when a task failed (thread_name is where it failed).
+    at_call: bool,
+}
+
+/// What went wrong: one variant per tether status code (`ErrorKind::Shutdown` is
+/// `TETHER_E_SHUTDOWN`), so callers match on names instead of numbers. Non-exhaustive: a
+/// newer library may add codes; one this binding does not know is [`Unknown`](Self::Unknown).
+///
+/// ```
+/// use std::time::Duration;
+/// use tether::{Actor, ActorOptions, ErrorKind, StopMode};
+/// let actor = Actor::new(&ActorOptions::new().name("log"), || 0u32).unwrap();
+/// actor.stop(StopMode::Drain, Some(Duration::from_secs(5))).unwrap();
+/// let err = actor.call(|n| *n).unwrap_err();
+/// match err.kind() {
+///     ErrorKind::Shutdown | ErrorKind::ActorDead => println!("gone: {err}"),
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// TETHER_E_INVALID_ARGUMENT: a bad option value or name, an index out of range.
+    InvalidArgument,
+    /// TETHER_E_INVALID_HANDLE: the object was released (or never existed).
+    InvalidHandle,
+    /// TETHER_E_WRONG_STATE: the object's state refuses the call (a value taken twice, a
+    /// graph compiled twice, a header/library version mismatch).
+    WrongState,
+    /// TETHER_E_TIMEOUT: the wait's bound passed first.
+    Timeout,
+    /// TETHER_E_CANCELLED: the work was cancelled before or while it ran.
+    Cancelled,
+    /// TETHER_E_DEADLOCK: the wait could only be satisfied by the waiting thread.
+    Deadlock,
+    /// TETHER_E_THREAD_BUSY: the thread already hosts another compiled graph's loop.
+    ThreadBusy,
+    /// TETHER_E_ACTOR_DEAD: the actor's constructor failed (see [`Error::cause`]).
+    ActorDead,
+    /// TETHER_E_QUEUE_FULL: a bounded queue or mailbox is full.
+    QueueFull,
+    /// TETHER_E_SHUTDOWN: the executor or actor is stopping or stopped.
+    Shutdown,
+    /// TETHER_E_NO_MEMORY.
+    NoMemory,
+    /// TETHER_E_THREAD_CREATE: the operating system refused a thread.
+    ThreadCreate,
+    /// TETHER_E_TASK_FAILED: user code returned `Err` (or called [`Scope::fail`](crate::Scope::fail)).
+    TaskFailed,
+    /// TETHER_E_EXCEPTION: C++ code threw a `std::exception`.
+    Exception,
+    /// TETHER_E_UNKNOWN_EXCEPTION: C++ code threw something else.
+    UnknownException,
+    /// TETHER_E_PANIC: user code panicked.
+    Panic,
+    /// TETHER_E_NOT_FOUND: no such concurrency group or thread name.
+    NotFound,
+    /// TETHER_E_INTERNAL: a defect of the library.
+    Internal,
+    /// TETHER_E_FORKED: a tether object was used in a child process after `fork()`.
+    Forked,
+    /// A status code this binding does not know (from a newer library): see
+    /// [`Error::code`].
+    Unknown,
+}
+
+impl ErrorKind {
+    const ALL: [(ErrorKind, i32); 19] = [
+        (ErrorKind::InvalidArgument, sys::TETHER_E_INVALID_ARGUMENT),
+        (ErrorKind::InvalidHandle, sys::TETHER_E_INVALID_HANDLE),
+        (ErrorKind::WrongState, sys::TETHER_E_WRONG_STATE),
+        (ErrorKind::Timeout, sys::TETHER_E_TIMEOUT),
+        (ErrorKind::Cancelled, sys::TETHER_E_CANCELLED),
+        (ErrorKind::Deadlock, sys::TETHER_E_DEADLOCK),
+        (ErrorKind::ThreadBusy, sys::TETHER_E_THREAD_BUSY),
+        (ErrorKind::ActorDead, sys::TETHER_E_ACTOR_DEAD),
+        (ErrorKind::QueueFull, sys::TETHER_E_QUEUE_FULL),
+        (ErrorKind::Shutdown, sys::TETHER_E_SHUTDOWN),
+        (ErrorKind::NoMemory, sys::TETHER_E_NO_MEMORY),
+        (ErrorKind::ThreadCreate, sys::TETHER_E_THREAD_CREATE),
+        (ErrorKind::TaskFailed, sys::TETHER_E_TASK_FAILED),
+        (ErrorKind::Exception, sys::TETHER_E_EXCEPTION),
+        (ErrorKind::UnknownException, sys::TETHER_E_UNKNOWN_EXCEPTION),
+        (ErrorKind::Panic, sys::TETHER_E_PANIC),
+        (ErrorKind::NotFound, sys::TETHER_E_NOT_FOUND),
+        (ErrorKind::Internal, sys::TETHER_E_INTERNAL),
+        (ErrorKind::Forked, sys::TETHER_E_FORKED),
+    ];
+
+    /// The kind of a status code (`Unknown` for one this binding does not know, and for
+    /// TETHER_OK, which is no error).
+    pub fn from_code(code: i32) -> ErrorKind {
+        Self::ALL
+            .iter()
+            .find(|(_, c)| *c == code)
+            .map_or(ErrorKind::Unknown, |(k, _)| *k)
+    }
+
+    /// The status code of this kind; `None` for `Unknown`.
+    pub fn code(self) -> Option<i32> {
+        Self::ALL.iter().find(|(k, _)| *k == self).map(|(_, c)| *c)
+    }
 }
 
 impl Error {
@@ -53,6 +164,8 @@ impl Error {
                 } else {
                     None
                 },
+                origin: None,
+                at_call: false,
             };
             sys::tether_error_release(e);
             err
@@ -79,7 +192,27 @@ impl Error {
             thread_name: std::thread::current().name().unwrap_or("").to_string(),
             type_name: String::new(),
             cause: None,
+            origin: None,
+            at_call: true,
         }
+    }
+
+    /// An error raised by user code on the thread named `thread_name` (a nested thread's
+    /// outcome, as its handle reports it).
+    pub(crate) fn raised(code: i32, message: String, thread_name: String) -> Error {
+        Error {
+            thread_name,
+            at_call: false,
+            ..Error::new(code, message)
+        }
+    }
+
+    /// Names the object the error belongs to (`actor "log"`), unless it already has one.
+    pub(crate) fn at(mut self, origin: &Option<Arc<str>>) -> Error {
+        if self.origin.is_none() {
+            self.origin.clone_from(origin);
+        }
+        self
     }
 
     // Inline: it is on every call's path, and its success branch is one compare.
@@ -107,9 +240,19 @@ impl Error {
             .unwrap_or("")
     }
 
+    /// What went wrong, by name.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::from_code(self.code)
+    }
     /// The status code (`tether::sys::TETHER_E_PANIC`, ...).
     pub fn code(&self) -> i32 {
         self.code
+    }
+    /// The object the error belongs to: `actor "log"`, `actor "srv", group "io"`,
+    /// `executor "worker"`, `runner "trainer"`, `graph`, `compiled graph`; `None` for
+    /// errors of no object (a [`wait_any`](crate::wait_any)).
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
     /// The code's name, "TETHER_E_PANIC".
     pub fn status_name(&self) -> &'static str {
@@ -151,9 +294,20 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A task's error: "in actor "log" on thread "upload""; a call's: "at actor "log",
+        // from thread "main"" (the caller's thread).
         write!(f, "{}", self.status_name())?;
+        if let Some(origin) = &self.origin {
+            write!(f, " {} {origin}", if self.at_call { "at" } else { "in" })?;
+        }
         if !self.thread_name.is_empty() {
-            write!(f, " on thread {:?}", self.thread_name)?;
+            let sep = if self.at_call && self.origin.is_some() {
+                ","
+            } else {
+                ""
+            };
+            let word = if self.at_call { "from" } else { "on" };
+            write!(f, "{sep} {word} thread {:?}", self.thread_name)?;
         }
         write!(f, ": {}", self.message)?;
         if !self.type_name.is_empty() {
@@ -164,6 +318,11 @@ impl fmt::Display for Error {
         }
         Ok(())
     }
+}
+
+/// The origin text `kind "name"` (`actor "log"`) shared by an object and its futures.
+pub(crate) fn origin(kind: &str, name: &str) -> Option<Arc<str>> {
+    Some(Arc::from(format!("{kind} {name:?}")))
 }
 
 impl std::error::Error for Error {

@@ -2,15 +2,16 @@
 use std::ffi::{c_void, CString};
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tether_sys as sys;
 
 use crate::ffi;
 use crate::util::{
-    cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack,
+    cstring, notify_trampoline, pack, put_result, run_task, store_waker, take_value, timeout_ns,
+    unpack, WakerSlot,
 };
 use crate::{Error, Scope, State};
 
@@ -108,6 +109,7 @@ pub(crate) fn new_stats() -> sys::tether_executor_stats {
 
 /// Reads the kept fire-and-forget errors i = 0, 1, ... until the accessor refuses.
 pub(crate) fn kept_errors(
+    origin: &Option<Arc<str>>,
     get: impl Fn(usize, *mut sys::tether_error) -> sys::tether_status,
 ) -> Vec<Error> {
     let mut v = Vec::new();
@@ -116,7 +118,7 @@ pub(crate) fn kept_errors(
         if get(v.len(), &mut e) != sys::TETHER_OK {
             return v;
         }
-        v.push(Error::from_handle(e));
+        v.push(Error::from_handle(e).at(origin));
     }
 }
 
@@ -136,11 +138,15 @@ pub(crate) fn kept_errors(
 #[derive(Debug)]
 pub struct Executor {
     pub(crate) handle: sys::tether_executor,
+    origin: Option<Arc<str>>,
 }
 
 impl Executor {
     /// Creates an executor and its thread.
     pub fn new(options: &ExecutorOptions) -> Result<Executor, Error> {
+        crate::check_version()?;
+        let origin =
+            crate::error::origin("executor", options.name.as_deref().unwrap_or("tether-exec"));
         let mut o = std::mem::MaybeUninit::<sys::tether_executor_options>::zeroed();
         // SAFETY: _init fills every field.
         let mut o = unsafe {
@@ -166,8 +172,9 @@ impl Executor {
         o.manual = options.manual as _;
         let mut handle = sys::tether_executor { id: 0 };
         // SAFETY: `o` and `name` outlive the call.
-        Error::check(unsafe { sys::tether_executor_create(&o, &mut handle) })?;
-        Ok(Executor { handle })
+        Error::check(unsafe { sys::tether_executor_create(&o, &mut handle) })
+            .map_err(|e| e.at(&origin))?;
+        Ok(Executor { handle, origin })
     }
 
     /// Every submit goes through here: `f` gets the task's [`Scope`]; with `out` NULL it
@@ -237,8 +244,8 @@ impl Executor {
         R: Send + 'static,
     {
         let mut handle = sys::tether_future { id: 0 };
-        Error::check(self.submit_raw(f, &mut handle, timeout))?;
-        Ok(Future::from_handle(handle))
+        Error::check(self.submit_raw(f, &mut handle, timeout)).map_err(|e| e.at(&self.origin))?;
+        Ok(Future::from_handle(handle, self.origin.clone()))
     }
 
     /// Queues `f` on the executor's thread and returns a [`Future`] of its value. A panic
@@ -295,6 +302,7 @@ impl Executor {
         F: FnOnce() + Send + 'static,
     {
         Error::check(self.submit_raw(move |_: &Scope| f(), std::ptr::null_mut(), None))
+            .map_err(|e| e.at(&self.origin))
     }
 
     /// Runs a manual executor's tasks on the calling thread ([`ExecutorOptions::manual`])
@@ -317,6 +325,7 @@ impl Executor {
     pub fn run(&self, timeout: Option<Duration>) -> Result<(), Error> {
         // SAFETY: plain call on our handle.
         Error::check(unsafe { sys::tether_executor_run(self.handle, timeout_ns(timeout)) })
+            .map_err(|e| e.at(&self.origin))
     }
 
     /// The executor's counters.
@@ -330,7 +339,9 @@ impl Executor {
     /// The kept errors of fire-and-forget tasks (the first 64).
     pub fn errors(&self) -> Vec<Error> {
         // SAFETY: out-pointer given by kept_errors.
-        kept_errors(|i, out| unsafe { sys::tether_executor_error(self.handle, i, out) })
+        kept_errors(&self.origin, |i, out| unsafe {
+            sys::tether_executor_error(self.handle, i, out)
+        })
     }
 }
 
@@ -339,12 +350,6 @@ impl Drop for Executor {
         // SAFETY: we own the handle and release it exactly once.
         unsafe { sys::tether_executor_release(self.handle) };
     }
-}
-
-/// What the `on_done` notice shares with a polling async task.
-#[derive(Default)]
-struct Notify {
-    waker: Option<Waker>,
 }
 
 /// One submitted task or actor call, and its value of type `R` once it SUCCEEDED.
@@ -366,23 +371,21 @@ struct Notify {
 #[derive(Debug)]
 pub struct Future<R> {
     handle: sys::tether_future,
-    notify: Option<Arc<Mutex<Notify>>>,
+    notify: Option<WakerSlot>,
+    // Who runs the work (`actor "log"`), for the errors (an Arc clone per call: the
+    // caller's thread alone touches it while the future lives).
+    origin: Option<Arc<str>>,
     // fn() -> R: the future only ever hands an R out, and R: Send is required where it is
     // made, so the Future is Send + Sync whatever R is.
     _r: PhantomData<fn() -> R>,
 }
 
-impl std::fmt::Debug for Notify {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Notify")
-    }
-}
-
 impl<R> Future<R> {
-    pub(crate) fn from_handle(handle: sys::tether_future) -> Future<R> {
+    pub(crate) fn from_handle(handle: sys::tether_future, origin: Option<Arc<str>>) -> Future<R> {
         Future {
             handle,
             notify: None,
+            origin,
             _r: PhantomData,
         }
     }
@@ -409,7 +412,8 @@ impl<R> Future<R> {
     /// Waits without limit, then returns the value or the error.
     pub fn wait(self) -> Result<R, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_future_wait(self.handle, -1) })?;
+        Error::check(unsafe { sys::tether_future_wait(self.handle, -1) })
+            .map_err(|e| e.at(&self.origin))?;
         self.outcome()
     }
 
@@ -418,7 +422,8 @@ impl<R> Future<R> {
     /// (TETHER_E_WRONG_STATE).
     pub fn wait_timeout(&self, timeout: Duration) -> Result<R, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_future_wait(self.handle, timeout_ns(Some(timeout))) })?;
+        Error::check(unsafe { sys::tether_future_wait(self.handle, timeout_ns(Some(timeout))) })
+            .map_err(|e| e.at(&self.origin))?;
         self.outcome()
     }
 
@@ -454,9 +459,11 @@ impl<R> Future<R> {
             let mut p: *mut c_void = std::ptr::null_mut();
             // SAFETY: the value was stored by our trampoline with put_result::<R>;
             // take_result succeeds once, and taking it makes us its owner.
-            Error::check(unsafe { sys::tether_future_take_result(self.handle, &mut p) })?;
-            return unsafe { take_value::<R>(p) }
-                .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the future has no value"));
+            Error::check(unsafe { sys::tether_future_take_result(self.handle, &mut p) })
+                .map_err(|e| e.at(&self.origin))?;
+            return unsafe { take_value::<R>(p) }.ok_or_else(|| {
+                Error::new(sys::TETHER_E_INTERNAL, "the future has no value").at(&self.origin)
+            });
         }
         Err(self.failure())
     }
@@ -466,11 +473,12 @@ impl<R> Future<R> {
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases it.
         unsafe { sys::tether_future_error(self.handle, &mut e) };
-        if e.id != 0 {
+        let err = if e.id != 0 {
             Error::from_handle(e)
         } else {
             Error::new(sys::TETHER_E_WRONG_STATE, "the future is not terminal")
-        }
+        };
+        err.at(&self.origin)
     }
 }
 
@@ -480,27 +488,19 @@ impl<R> Future<R> {
         self.handle
     }
 
+    /// Who runs the work, for errors.
+    pub(crate) fn origin(&self) -> &Option<Arc<str>> {
+        &self.origin
+    }
+
     /// The async half of `.await`, shared with [`crate::Execution`]: stores `cx`'s waker
     /// (registering one `on_done` notice the first time), then says whether the work is
     /// terminal. The waker is stored BEFORE the state is read: a completion after the
     /// read then finds it, so no wake-up is lost.
     pub(crate) fn poll_terminal(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let first = self.notify.is_none();
-        let notify = self.notify.get_or_insert_with(Default::default).clone();
-        notify.lock().unwrap_or_else(|e| e.into_inner()).waker = Some(cx.waker().clone());
-        if first {
-            let r = self.on_done(move || {
-                let w = notify
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .waker
-                    .take();
-                if let Some(w) = w {
-                    w.wake();
-                }
-            });
-            if let Err(e) = r {
-                return Poll::Ready(Err(e));
+        if let Some(wake) = store_waker(&mut self.notify, cx) {
+            if let Err(e) = self.on_done(wake) {
+                return Poll::Ready(Err(e.at(&self.origin)));
             }
         }
         if self.state_now().is_terminal() {

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -364,7 +365,10 @@ impl<S: Sync + 'static> NodeHost for Group<'_, S> {
 /// The type-erased form every node function takes inside the crate: the raw state, the
 /// raw inputs, the step's scope; `Err(message)` fails the execution with
 /// TETHER_E_TASK_FAILED.
-trait RawNode<T>: FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static {}
+trait RawNode<T>:
+    FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static
+{
+}
 impl<T, G> RawNode<T> for G where
     G: FnMut(*mut c_void, &[*mut c_void], &Scope) -> Result<T, String> + Send + 'static
 {
@@ -485,8 +489,9 @@ static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
 /// own); they may be dropped on any thread.
 ///
 /// Editing or compiling needs `&mut Graph`; while a [`Compiled`] made from it is alive the
-/// graph cannot change (TETHER_E_WRONG_STATE) and a second compile fails with
-/// TETHER_E_THREAD_BUSY. Dropping the graph leaves its compiled graphs working.
+/// graph cannot change and a second compile of it fails (both TETHER_E_WRONG_STATE).
+/// Dropping the graph leaves its compiled graphs working. Its errors name `graph` as their
+/// [`origin`](Error::origin), those of its executions `compiled graph`.
 ///
 /// # What the compiler refuses
 ///
@@ -575,9 +580,10 @@ impl<In> std::fmt::Debug for Graph<In> {
 impl<In: Send + Sync + 'static> Graph<In> {
     /// An empty graph.
     pub fn new() -> Result<Graph<In>, Error> {
+        crate::check_version()?;
         let mut handle = sys::tether_graph { id: 0 };
         // SAFETY: out-pointer to a local.
-        Error::check(unsafe { sys::tether_graph_create(&mut handle) })?;
+        Error::check(unsafe { sys::tether_graph_create(&mut handle) }).map_err(in_graph)?;
         Ok(Graph {
             handle,
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
@@ -606,12 +612,16 @@ impl<In: Send + Sync + 'static> Graph<In> {
         T: Send + Sync + 'static,
         F: for<'s, 'a> FnMut(H::Access<'s>, I::Refs<'a>) -> T + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], _: &Scope| {
-            // SAFETY: called only by node_trampoline with this node's state and inputs,
-            // whose types are those of `I` (edges added in I's order, from this graph).
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            Ok(f(unsafe { H::access(state) }, refs))
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], _: &Scope| {
+                // SAFETY: called only by node_trampoline with this node's state and inputs,
+                // whose types are those of `I` (edges added in I's order, from this graph).
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                Ok(f(unsafe { H::access(state) }, refs))
+            },
+        )
     }
 
     /// Like [`node`](Self::node), for a function that may fail: `Err(e)` fails that
@@ -629,11 +639,15 @@ impl<In: Send + Sync + 'static> Graph<In> {
         E: Display,
         F: for<'s, 'a> FnMut(H::Access<'s>, I::Refs<'a>) -> Result<T, E> + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], _: &Scope| {
-            // SAFETY: as in `node`.
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            f(unsafe { H::access(state) }, refs).map_err(|e| e.to_string())
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], _: &Scope| {
+                // SAFETY: as in `node`.
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                f(unsafe { H::access(state) }, refs).map_err(|e| e.to_string())
+            },
+        )
     }
 
     /// Like [`node`](Self::node), and `f` also gets the step's [`Scope`]:
@@ -654,15 +668,29 @@ impl<In: Send + Sync + 'static> Graph<In> {
         T: Send + Sync + 'static,
         F: for<'s, 'a, 'c> FnMut(H::Access<'s>, I::Refs<'a>, &'c Scope) -> T + Send + 'static,
     {
-        self.add(host, inputs, move |state, values: &[*mut c_void], scope: &Scope| {
-            // SAFETY: as in `node`.
-            let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
-            Ok(f(unsafe { H::access(state) }, refs, scope))
-        })
+        self.add(
+            host,
+            inputs,
+            move |state, values: &[*mut c_void], scope: &Scope| {
+                // SAFETY: as in `node`.
+                let refs = unsafe { I::refs(values) }.ok_or_else(|| wrong_inputs(values.len()))?;
+                Ok(f(unsafe { H::access(state) }, refs, scope))
+            },
+        )
     }
 
     /// Every node goes in through here: `g` is the node function in its raw form.
     fn add<H, I, T, G>(&mut self, host: &H, inputs: I, g: G) -> Result<Node<T>, Error>
+    where
+        H: NodeHost,
+        I: Inputs,
+        T: Send + Sync + 'static,
+        G: RawNode<T>,
+    {
+        self.add_raw(host, inputs, g).map_err(in_graph)
+    }
+
+    fn add_raw<H, I, T, G>(&mut self, host: &H, inputs: I, g: G) -> Result<Node<T>, Error>
     where
         H: NodeHost,
         I: Inputs,
@@ -718,6 +746,14 @@ impl<In: Send + Sync + 'static> Graph<In> {
         options: &CompileOptions,
         outputs: O,
     ) -> Result<Compiled<In, O::Values>, Error> {
+        self.compile_raw(options, outputs).map_err(in_graph)
+    }
+
+    fn compile_raw<O: Outputs>(
+        &mut self,
+        options: &CompileOptions,
+        outputs: O,
+    ) -> Result<Compiled<In, O::Values>, Error> {
         let mut indices = Vec::new();
         for (graph, index) in outputs.nodes() {
             if graph != self.id {
@@ -760,6 +796,7 @@ impl<In: Send + Sync + 'static> Graph<In> {
         }
         Ok(Compiled {
             handle,
+            origin: Some(Arc::from("compiled graph")),
             outputs: indices.len(),
             take: take_outputs::<O>,
             _t: PhantomData,
@@ -772,8 +809,13 @@ impl<In: Send + Sync + 'static> Graph<In> {
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; from_handle releases the handle.
         unsafe { sys::tether_graph_error(self.handle, &mut e) };
-        (e.id != 0).then(|| Error::from_handle(e))
+        (e.id != 0).then(|| in_graph(Error::from_handle(e)))
     }
+}
+
+/// Names `graph` as the error's origin (graph errors are rare: the text is made then).
+fn in_graph(e: Error) -> Error {
+    e.at(&Some(Arc::from("graph")))
 }
 
 impl<In> Drop for Graph<In> {
@@ -813,6 +855,8 @@ type TakeFn<Out> = unsafe fn(&[*mut c_void]) -> Result<Out, Error>;
 /// still dropped exactly once, as the steps drain.
 pub struct Compiled<In, Out> {
     handle: sys::tether_compiled,
+    // `compiled graph`, shared with the executions' futures.
+    origin: Option<Arc<str>>,
     outputs: usize,
     take: TakeFn<Out>,
     // fn(In) -> Out: a Compiled holds neither; In goes in (Send, Sync), Out comes out
@@ -847,9 +891,9 @@ impl<In: Send + Sync + 'static, Out> Compiled<In, Out> {
                 ),
             }
         };
-        Error::check(st)?;
+        Error::check(st).map_err(|e| e.at(&self.origin))?;
         Ok(Execution {
-            future: Future::from_handle(f),
+            future: Future::from_handle(f, self.origin.clone()),
             taken: AtomicBool::new(false),
             outputs: self.outputs,
             take: self.take,
@@ -927,7 +971,8 @@ impl<Out> Execution<Out> {
     /// Waits without limit, then moves the outputs out, or returns the error.
     pub fn wait(self) -> Result<Out, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_future_wait(self.future.raw(), -1) })?;
+        Error::check(unsafe { sys::tether_future_wait(self.future.raw(), -1) })
+            .map_err(|e| e.at(self.future.origin()))?;
         self.outcome()
     }
 
@@ -938,7 +983,8 @@ impl<Out> Execution<Out> {
         // SAFETY: plain call on our handle.
         Error::check(unsafe {
             sys::tether_future_wait(self.future.raw(), timeout_ns(Some(timeout)))
-        })?;
+        })
+        .map_err(|e| e.at(self.future.origin()))?;
         self.outcome()
     }
 
@@ -950,8 +996,12 @@ impl<Out> Execution<Out> {
         self.future.on_done(f)
     }
 
-    /// The outcome of an ended execution.
+    /// The outcome of an ended execution; errors name `compiled graph`.
     fn outcome(&self) -> Result<Out, Error> {
+        self.outcome_raw().map_err(|e| e.at(self.future.origin()))
+    }
+
+    fn outcome_raw(&self) -> Result<Out, Error> {
         if self.future.state_now() != State::Succeeded {
             return Err(self.future.failure());
         }

@@ -3,8 +3,10 @@
 //! A safe binding of the tether C library: closures instead of function pointers,
 //! `Result` instead of status codes, `Drop` instead of release.
 //!
-//! - [`Runner`]: a scope of threads (a target and its nested threads, [`Scope::spawn`])
-//!   whose first error is never lost, even while the others still run.
+//! - [`Runner`]: a scope of threads (a target and its nested threads, [`Scope::spawn`],
+//!   each with a [`JoinHandle`] for its value) whose first error is never lost, even while
+//!   the others still run; [`Runner::join_timeout`] gives the value or that error, and
+//!   [`Runner::join_async`] the same to `.await`.
 //! - [`Executor`]: one OS thread for life; [`Future`] for what you submit to it
 //!   (blocking waits, or `.await`).
 //! - [`Actor<S>`](Actor): state built ON its pinned thread and never moved, so it need not
@@ -19,6 +21,9 @@
 //!   [`execute`](Compiled::execute) gives an [`Execution<Out>`](Execution) whose wait (or
 //!   `.await`) yields the outputs, in order, pipelined.
 //!
+//! Every failure is an [`Error`]: match on its [`ErrorKind`] (one variant per status
+//! code); its `Display` names the actor, executor, runner or graph and the thread.
+//!
 //! Every closure runs behind `catch_unwind`: a panic becomes a `TETHER_E_PANIC` [`Error`]
 //! with the panic message and never crosses into C. Closures handed to the library are
 //! `Send + 'static`, because the library may drop one on any thread (when the work is
@@ -32,11 +37,15 @@
 //!     scope.spawn("nested", |_| -> Result<(), String> { panic!("nested thread died") })?;
 //!     Ok::<_, tether::Error>(())
 //! }).unwrap();
-//! assert_eq!(runner.join(Some(Duration::from_secs(5))).unwrap(), State::Failed);
-//! let err = runner.error().unwrap();
-//! assert!(err.is_panic());
-//! assert_eq!(err.message(), "nested thread died");
+//! let err = runner.join_timeout(Duration::from_secs(5)).unwrap_err();
+//! assert_eq!(err.kind(), tether::ErrorKind::Panic);
+//! assert_eq!((err.thread_name(), err.message()), ("nested", "nested thread died"));
+//! assert_eq!(runner.poll(), State::Failed);
 //! ```
+//!
+//! The library's version is checked against the one this crate was written for when the
+//! first runner, executor, actor or graph is made: a mismatch is an error (see
+//! [`check_version`]), never a crash.
 //!
 //! # What the compiler refuses
 //!
@@ -107,6 +116,7 @@ mod error;
 mod executor;
 mod ffi;
 mod graph;
+mod join;
 mod runner;
 mod util;
 
@@ -115,12 +125,13 @@ pub use tether_sys as sys;
 pub use actor::{
     Actor, ActorOptions, ActorState, Exclusive, Group, GroupedActor, Shared, StopMode,
 };
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
 pub use graph::{
     CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs,
 };
-pub use runner::{Runner, RunnerOptions, Scope};
+pub use join::JoinHandle;
+pub use runner::{Join, Runner, RunnerOptions, Scope};
 
 /// The state of a runner, a future or an actor call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,13 +173,57 @@ pub fn version() -> &'static str {
         .unwrap_or("")
 }
 
+/// Checks, once per process, that the loaded library can serve this crate: the same major
+/// version as the header `tether-sys` declares, and at least its minor version (the
+/// functions it calls exist). A shared library upgraded or downgraded under a binary is
+/// where this fails; the bundled build always matches. Runners, executors, actors and
+/// graphs call it before they are made, so a mismatch is an error of kind `WrongState`
+/// that names both versions, not a crash.
+///
+/// ```
+/// tether::check_version().unwrap();
+/// ```
+pub fn check_version() -> Result<(), Error> {
+    static CHECKED: std::sync::OnceLock<Result<(), Error>> = std::sync::OnceLock::new();
+    // SAFETY: never fails (header section 1).
+    CHECKED
+        .get_or_init(|| compatible(sys::TETHER_VERSION, unsafe { sys::tether_version() }))
+        .clone()
+}
+
+/// The rule of [`check_version`] for a header version `declared` and a library version
+/// `loaded`, both `major << 16 | minor << 8 | patch`.
+pub(crate) fn compatible(declared: u32, loaded: u32) -> Result<(), Error> {
+    let text = |v: u32| format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff);
+    if loaded >> 16 == declared >> 16 && (loaded >> 8) >= (declared >> 8) {
+        return Ok(());
+    }
+    Err(Error::new(
+        sys::TETHER_E_WRONG_STATE,
+        format!(
+            "the loaded libtether is version {}, but this crate was written for the {} header: \
+             it needs the same major version and at least the same minor version \
+             (install a matching libtether, or build with the `bundled` feature)",
+            text(loaded),
+            text(declared)
+        ),
+    ))
+}
+
 /// How many threads the library created and has not yet joined (a testing aid).
 pub fn unjoined_threads() -> usize {
     // SAFETY: never fails.
     unsafe { sys::tether_debug_unjoined_threads() }
 }
 
+/// Every Rust snippet of the binding's README, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeSnippets;
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_graph;
+#[cfg(test)]
+mod tests_idiom;

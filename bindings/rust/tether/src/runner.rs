@@ -2,13 +2,18 @@
 use std::ffi::{c_void, CStr, CString};
 use std::fmt::Display;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tether_sys as sys;
 
 use crate::ffi;
+use crate::join::{Filler, JoinHandle, Slot};
 use crate::util::{
-    cstring, notify_trampoline, pack, put_result, run_task, take_value, timeout_ns, unpack,
+    catch, cstring, fail_task, into_arg, notify_trampoline, pack, put_result, run_task,
+    store_waker, take_value, timeout_ns, unpack, WakerSlot,
 };
 use crate::{Error, State};
 
@@ -82,47 +87,62 @@ impl Scope {
     /// Starts `f` on a new NESTED thread named `name` that belongs to this task's scope:
     /// the scope ends only when it has returned too, and fails at its first error
     /// (`Err(e)` records TETHER_E_TASK_FAILED with `e`'s text, a panic TETHER_E_PANIC with
-    /// the panic message). Nested threads may outlive the task that starts them, so `f`
-    /// is `'static`; it is `Send` because it moves to the new thread.
-    pub fn spawn<F, E>(&self, name: &str, f: F) -> Result<(), Error>
+    /// the panic message). The [`JoinHandle`] gives the thread's value, or that error.
+    /// Nested threads may outlive the task that starts them, so `f` is `'static`; it is
+    /// `Send` because it moves to the new thread.
+    pub fn spawn<F, T, E>(&self, name: &str, f: F) -> Result<JoinHandle<T>, Error>
     where
-        F: FnOnce(&Scope) -> Result<(), E> + Send + 'static,
+        F: FnOnce(&Scope) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
         E: Display,
     {
-        unsafe extern "C" fn trampoline<F, E>(
+        /// The closure and the handle's slot, boxed (the Arc has drop glue).
+        type Arg<F, T> = Option<(F, Filler<T>)>;
+        unsafe extern "C" fn trampoline<F, T, E>(
             task: *mut sys::tether_task,
             arg: *mut c_void,
         ) -> sys::tether_status
         where
-            F: FnOnce(&Scope) -> Result<(), E> + Send + 'static,
+            F: FnOnce(&Scope) -> Result<T, E> + Send + 'static,
+            T: Send + 'static,
             E: Display,
         {
-            // SAFETY: `arg` is the library's copy of pack::<F>(..) made by `spawn`, handed
-            // to this callback once; `task` is this callback's.
-            unsafe {
-                let Some(f) = unpack::<F>(arg) else {
-                    return sys::TETHER_E_INTERNAL;
-                };
-                run_task(task, move || {
-                    f(&Scope::new(task)).map_err(|e| e.to_string())
-                })
+            // SAFETY: `arg` is the Box<Arg<F, T>> made by `spawn`, handed to this callback
+            // once (its drop frees the box later); `task` is this callback's.
+            let Some((f, filler)) = (unsafe { (*arg.cast::<Arg<F, T>>()).take() }) else {
+                return sys::TETHER_E_INTERNAL;
+            };
+            let scope = Scope::new(task);
+            match catch(|| f(&scope).map_err(|e| e.to_string())) {
+                Ok(v) => {
+                    filler.0.fill(Ok(v));
+                    sys::TETHER_OK
+                }
+                Err((code, msg)) => {
+                    let err = Error::raised(code, msg.clone(), scope.thread_name());
+                    filler.0.fill(Err(err));
+                    // SAFETY: in the callback of `task`.
+                    unsafe { fail_task(task, code, &msg) }
+                }
             }
         }
         let name = cstring(name);
-        let a = pack(f);
+        let slot = Slot::new();
+        let arg: Arg<F, T> = Some((f, Filler(slot.clone())));
         // SAFETY: callback only: `self.task` is the task of the callback running on this
-        // thread (a Scope never leaves it). arg/arg_drop follow the contract: a boxed
-        // closure is freed exactly once by its drop, also when the call fails.
+        // thread (a Scope never leaves it). The box is freed exactly once by its drop,
+        // also when the call fails (then the Filler marks the slot CANCELLED).
         let st = unsafe {
             ffi::task_spawn(
                 self.task,
                 name.as_ptr(),
-                Some(trampoline::<F, E>),
-                a.arg,
-                a.drop,
+                Some(trampoline::<F, T, E>),
+                ffi::RawArg::new(into_arg(arg)),
+                Some(crate::util::free_boxed::<Arg<F, T>>),
             )
         };
-        Error::check(st)
+        Error::check(st)?;
+        Ok(JoinHandle::new(slot))
     }
 
     /// Whether cancellation, or a sibling's failure under stop_on_error, asked this scope
@@ -177,6 +197,8 @@ impl Scope {
 #[derive(Debug)]
 pub struct Runner<T> {
     handle: sys::tether_runner,
+    // `runner "name"`, for the errors.
+    origin: Option<Arc<str>>,
     // fn() -> T: a Runner only ever hands a T out (into_result), and T: Send is required
     // where the T is made, so the Runner itself is Send + Sync whatever T is.
     _t: PhantomData<fn() -> T>,
@@ -213,6 +235,9 @@ impl<T: Send + 'static> Runner<T> {
                 })
             }
         }
+        crate::check_version()?;
+        let origin =
+            crate::error::origin("runner", options.name.as_deref().unwrap_or("tether-run"));
         let mut o = std::mem::MaybeUninit::<sys::tether_runner_options>::zeroed();
         // SAFETY: _init fills every field.
         let mut o = unsafe {
@@ -236,9 +261,10 @@ impl<T: Send + 'static> Runner<T> {
         let st = unsafe {
             ffi::runner_start(&o, Some(trampoline::<T, F, E>), a.arg, a.drop, &mut handle)
         };
-        Error::check(st)?;
+        Error::check(st).map_err(|e| e.at(&origin))?;
         Ok(Runner {
             handle,
+            origin,
             _t: PhantomData,
         })
     }
@@ -258,14 +284,16 @@ impl<T> Runner<T> {
     /// or an error (`is_timeout()`) when the timeout passed first.
     pub fn join(&self, timeout: Option<Duration>) -> Result<State, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_runner_join(self.handle, timeout_ns(timeout)) })?;
+        Error::check(unsafe { sys::tether_runner_join(self.handle, timeout_ns(timeout)) })
+            .map_err(|e| e.at(&self.origin))?;
         Ok(self.poll())
     }
 
     /// Like [`join`](Self::join), and in addition waits until every thread has ended.
     pub fn join_all(&self, timeout: Option<Duration>) -> Result<State, Error> {
         // SAFETY: plain call on our handle.
-        Error::check(unsafe { sys::tether_runner_join_all(self.handle, timeout_ns(timeout)) })?;
+        Error::check(unsafe { sys::tether_runner_join_all(self.handle, timeout_ns(timeout)) })
+            .map_err(|e| e.at(&self.origin))?;
         Ok(self.poll())
     }
 
@@ -274,7 +302,7 @@ impl<T> Runner<T> {
         let mut e = sys::tether_error { id: 0 };
         // SAFETY: out-pointer to a local; a returned handle is released by from_handle.
         unsafe { sys::tether_runner_error(self.handle, &mut e) };
-        (e.id != 0).then(|| Error::from_handle(e))
+        (e.id != 0).then(|| Error::from_handle(e).at(&self.origin))
     }
 
     /// Every error recorded so far, in order (complete once every thread has ended).
@@ -285,7 +313,7 @@ impl<T> Runner<T> {
             .filter_map(|i| {
                 let mut e = sys::tether_error { id: 0 };
                 let st = unsafe { sys::tether_runner_error_at(self.handle, i, &mut e) };
-                (st == sys::TETHER_OK).then(|| Error::from_handle(e))
+                (st == sys::TETHER_OK).then(|| Error::from_handle(e).at(&self.origin))
             })
             .collect()
     }
@@ -322,6 +350,7 @@ impl<T> Runner<T> {
         Error::check(unsafe {
             ffi::runner_on_done(self.handle, Some(notify_trampoline::<F>), a.arg, a.drop)
         })
+        .map_err(|e| e.at(&self.origin))
     }
 
     /// Asks every thread of the scope to stop ([`Scope::stop_requested`]).
@@ -337,25 +366,108 @@ impl<T> Runner<T> {
         Error::check(unsafe {
             sys::tether_runner_report_error(self.handle, sys::TETHER_E_TASK_FAILED, 0, m.as_ptr())
         })
+        .map_err(|e| e.at(&self.origin))
     }
 
     /// Waits (without limit) until the scope is terminal, then returns the target's value
-    /// if it SUCCEEDED, else the first error. Bound the wait first with
-    /// [`join`](Self::join) if the work might not end.
+    /// if it SUCCEEDED, else the first error. Prefer [`join_timeout`](Self::join_timeout)
+    /// if the work might not end.
     pub fn into_result(self) -> Result<T, Error> {
-        match self.join(None)? {
-            State::Succeeded => {
-                let mut p: *mut c_void = std::ptr::null_mut();
-                // SAFETY: the result was stored by the target's trampoline with
-                // put_result::<T>; taking it (once: we own the handle and are consumed)
-                // makes us its owner (the library will not drop it).
-                Error::check(unsafe { sys::tether_runner_take_result(self.handle, &mut p) })?;
-                unsafe { take_value::<T>(p) }
-                    .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the runner has no result"))
-            }
-            _ => Err(self.error().unwrap_or_else(|| {
+        self.join(None)?;
+        self.outcome()
+    }
+
+    /// Waits at most `timeout` until the scope is terminal, then takes the target's value
+    /// if it SUCCEEDED, else returns the first error (a cancelled scope:
+    /// TETHER_E_CANCELLED). A timeout is an error of kind `Timeout` and leaves the runner
+    /// usable. The value is taken once: a second successful join is TETHER_E_WRONG_STATE.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tether::{ErrorKind, Runner, RunnerOptions};
+    /// let (tx, rx) = std::sync::mpsc::channel::<()>();
+    /// let runner = Runner::spawn(&RunnerOptions::new().name("slow"), move |_| {
+    ///     rx.recv_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    ///     Ok::<_, String>("done")
+    /// }).unwrap();
+    /// let early = runner.join_timeout(Duration::from_millis(1)).unwrap_err();
+    /// assert_eq!(early.kind(), ErrorKind::Timeout);
+    /// tx.send(()).unwrap();
+    /// assert_eq!(runner.join_timeout(Duration::from_secs(5)).unwrap(), "done");
+    /// ```
+    pub fn join_timeout(&self, timeout: Duration) -> Result<T, Error> {
+        self.join(Some(timeout))?;
+        self.outcome()
+    }
+
+    /// `.await` the scope: resolves (with no thread blocked, through
+    /// [`on_done`](Self::on_done)) to what [`join_timeout`](Self::join_timeout) gives once
+    /// the scope is terminal.
+    ///
+    /// ```
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Wake, Waker};
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop {
+    /// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) { return v; }
+    /// #         std::thread::park_timeout(std::time::Duration::from_millis(100));
+    /// #     }
+    /// # }
+    /// use tether::{Runner, RunnerOptions};
+    /// let runner = Runner::spawn(&RunnerOptions::new(), |_| Ok::<_, String>(7)).unwrap();
+    /// assert_eq!(block_on(runner.join_async()).unwrap(), 7);
+    /// ```
+    pub fn join_async(&self) -> Join<'_, T> {
+        Join {
+            runner: self,
+            waker: None,
+        }
+    }
+
+    /// The outcome of a terminal scope.
+    fn outcome(&self) -> Result<T, Error> {
+        if self.poll() != State::Succeeded {
+            return Err(self.error().unwrap_or_else(|| {
                 Error::new(sys::TETHER_E_INTERNAL, "terminal runner without an error")
-            })),
+                    .at(&self.origin)
+            }));
+        }
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the result was stored by the target's trampoline with put_result::<T>;
+        // take_result succeeds once, and taking it makes us its owner (the library will
+        // not drop it).
+        Error::check(unsafe { sys::tether_runner_take_result(self.handle, &mut p) })
+            .map_err(|e| e.at(&self.origin))?;
+        unsafe { take_value::<T>(p) }.ok_or_else(|| {
+            Error::new(sys::TETHER_E_INTERNAL, "the runner has no result").at(&self.origin)
+        })
+    }
+}
+
+/// The future of [`Runner::join_async`].
+#[derive(Debug)]
+pub struct Join<'a, T> {
+    runner: &'a Runner<T>,
+    waker: Option<WakerSlot>,
+}
+
+impl<T> std::future::Future for Join<'_, T> {
+    type Output = Result<T, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(wake) = store_waker(&mut this.waker, cx) {
+            if let Err(e) = this.runner.on_done(wake) {
+                return Poll::Ready(Err(e));
+            }
+        }
+        if this.runner.poll().is_terminal() {
+            Poll::Ready(this.runner.outcome())
+        } else {
+            Poll::Pending
         }
     }
 }

@@ -74,20 +74,67 @@ pub(crate) unsafe fn run_task(
     task: *mut sys::tether_task,
     body: impl FnOnce() -> Result<(), String>,
 ) -> sys::tether_status {
-    let (code, msg) = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => return sys::TETHER_OK,
-        Ok(Err(msg)) => (sys::TETHER_E_TASK_FAILED, msg),
+    match catch(body) {
+        Ok(()) => sys::TETHER_OK,
+        // SAFETY: the caller's contract.
+        Err((code, msg)) => unsafe { fail_task(task, code, &msg) },
+    }
+}
+
+/// Runs user code and turns its `Err(message)` into `(TETHER_E_TASK_FAILED, message)` and
+/// a panic into `(TETHER_E_PANIC, the panic message)`: nothing unwinds out of it.
+#[inline]
+pub(crate) fn catch<R>(
+    body: impl FnOnce() -> Result<R, String>,
+) -> Result<R, (sys::tether_status, String)> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(msg)) => Err((sys::TETHER_E_TASK_FAILED, msg)),
         Err(payload) => {
             let msg = panic_message(&*payload);
             // A payload whose Drop panics must not unwind into C either.
             let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
-            (sys::TETHER_E_PANIC, msg)
+            Err((sys::TETHER_E_PANIC, msg))
         }
-    };
-    let c = cstring(&msg);
+    }
+}
+
+/// Records `code` and `msg` as the failure of `task` and returns `code`.
+///
+/// # Safety
+/// `task` is the task of the callback running on this thread.
+#[cold]
+pub(crate) unsafe fn fail_task(
+    task: *mut sys::tether_task,
+    code: sys::tether_status,
+    msg: &str,
+) -> sys::tether_status {
+    let c = cstring(msg);
     // SAFETY: callback only, and we are in the callback of `task`.
     unsafe { sys::tether_task_fail_with(task, code, 0, c.as_ptr()) };
     code
+}
+
+/// Where an async poll leaves its waker for an `on_done` notice to wake.
+pub(crate) type WakerSlot = std::sync::Arc<std::sync::Mutex<Option<std::task::Waker>>>;
+
+/// Stores `cx`'s waker in `slot` (made on the first poll) and, on that first poll only,
+/// returns the notice to register with the work's `on_done`: it wakes the stored waker.
+/// The caller reads the work's state AFTER this: a completion after the read then finds
+/// the waker, so no wake-up is lost.
+pub(crate) fn store_waker(
+    slot: &mut Option<WakerSlot>,
+    cx: &std::task::Context<'_>,
+) -> Option<impl FnOnce() + Send + 'static> {
+    let first = slot.is_none();
+    let shared = slot.get_or_insert_with(Default::default).clone();
+    *shared.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+    first.then_some(move || {
+        let w = shared.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = w {
+            w.wake();
+        }
+    })
 }
 
 /// Whether a `T` travels IN the `arg` (or result) pointer instead of in a box: it is no
