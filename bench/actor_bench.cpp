@@ -24,14 +24,14 @@
 
 #include <tether/tether.h>
 
+#include "baseline_executor.h"
 #include "check.h"
 
 #include <benchmark/benchmark.h>
 
 #ifdef TETHER_BENCH_HAVE_ASIO
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "asio_executor.h"
+using tether_bench::AsioExecutor;
 #endif
 
 #include <pthread.h>
@@ -51,7 +51,9 @@
 
 namespace {
 
+using tether_bench::BaselineExecutor;
 using tether_bench::Check;
+using tether_bench::PinThread;
 
 constexpr int64_t kFireAndForgetCalls = 1'000'000;  // per iteration, split between producers
 constexpr int64_t kFutureBatch = 10'000;            // calls with a future per iteration
@@ -112,18 +114,6 @@ class PinnedCpus {
   bool caller_pinned_ = false;
 };
 
-// PinThread: pins std::thread t to `cpu` (-1: leaves it alone).
-void PinThread(std::thread &t, int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  if (pthread_setaffinity_np(t.native_handle(), sizeof one, &one) != 0) {
-    std::fprintf(stderr, "actor_bench: cannot pin a thread to CPU %d\n", cpu);
-    std::abort();
-  }
-}
-
 // NewExecutor: a tether executor whose thread is pinned to `cpu` (-1: not pinned), with
 // `idle_spin_ns` (-1: the default).
 tether_executor NewExecutor(const char *name, int cpu, int64_t idle_spin_ns) {
@@ -136,72 +126,6 @@ tether_executor NewExecutor(const char *name, int cpu, int64_t idle_spin_ns) {
   Check(tether_executor_create(&eo, &e), TETHER_OK, "tether_executor_create");
   return e;
 }
-
-// ---------------------------------------------------------------------------------------
-// BaselineExecutor: the single-thread executor a user would write, written well:
-//   - post() locks, appends, unlocks, then notifies (after the unlock, so the woken worker
-//     does not block on the mutex the poster still holds); notify_one costs no syscall
-//     when the worker is not waiting (glibc checks for waiters in user space);
-//   - the worker takes the WHOLE queue in one swap under the lock and runs it unlocked,
-//     so producers and the worker meet on the mutex once per batch, not once per task;
-//   - std::function keeps small lambdas (a pointer or two) inline: no allocation per
-//     post for the fire-and-forget case.
-// Thread safety: post() from any thread; the destructor from the owner, once.
-class BaselineExecutor {
- public:
-  explicit BaselineExecutor(int cpu = -1) : thread_([this] { Run(); }) { PinThread(thread_, cpu); }
-  ~BaselineExecutor() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  BaselineExecutor(const BaselineExecutor &) = delete;
-  BaselineExecutor &operator=(const BaselineExecutor &) = delete;
-
-  // post: fire and forget.
-  void post(std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-    }
-    cv_.notify_one();
-  }
-
-  // submit: fn's result through a std::future, the usual way (the promise is shared with
-  // the queued task because std::function must be copyable).
-  template <class F>
-  auto submit(F fn) -> std::future<decltype(fn())> {
-    using R = decltype(fn());
-    auto promise = std::make_shared<std::promise<R>>();
-    std::future<R> future = promise->get_future();
-    post([promise, fn = std::move(fn)]() mutable { promise->set_value(fn()); });
-    return future;
-  }
-
- private:
-  void Run() {
-    std::deque<std::function<void()>> batch;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stop_ and nothing left
-        batch.swap(queue_);
-      }
-      for (auto &fn : batch) fn();
-      batch.clear();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  bool stop_ = false;                        // guarded by mu_
-  std::thread thread_;                       // last: starts once the rest is built
-};
 
 // ---------------------------------------------------------------------------------------
 // The tether actor used by every actor benchmark: its state is a counter that only the
@@ -371,27 +295,6 @@ void BM_Baseline_RoundTrip(benchmark::State &state) {
 BENCHMARK(BM_Baseline_RoundTrip)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
 
 #ifdef TETHER_BENCH_HAVE_ASIO
-// AsioExecutor: an io_context run by one thread, kept alive by a work guard.
-class AsioExecutor {
- public:
-  explicit AsioExecutor(int cpu = -1)
-      : io_(1), guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
-    PinThread(thread_, cpu);
-  }
-  ~AsioExecutor() {
-    guard_.reset();  // run() returns once what is queued has run
-    thread_.join();
-  }
-  AsioExecutor(const AsioExecutor &) = delete;
-  AsioExecutor &operator=(const AsioExecutor &) = delete;
-  boost::asio::io_context &io() { return io_; }
-
- private:
-  boost::asio::io_context io_;  // concurrency hint 1: one thread runs it
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
-  std::thread thread_;
-};
-
 void BM_Asio_RoundTrip(benchmark::State &state) {
   const bool pin = state.range(0) != 0;
   PinnedCpus cpus(pin);

@@ -255,6 +255,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
       if (lane->thread_count() <= 1) {  // 0: a manual lane
         scope_options.serving_lane = lane;
         scope_options.serving_lane_id = lane->id();
+        scope_options.spin_partner = lane->presence();
       }
       scope_options.owner_stop = &cancel_;
       scope_options.actor = handle_;

@@ -78,17 +78,17 @@ void ControlThread::before_fork() { mutex_.lock(); }
 void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
 
 void ControlThread::after_fork_in_child() noexcept {
-  // The parent's control thread may have been waiting on cv_, which the child can never
-  // wake: both the mutex and the condition variable are made anew (not destroyed: a
-  // glibc mutex or condvar owns nothing to free). The queued jobs belong to the parent's
-  // objects: forgotten, so nothing ever runs them.
-  new (&mutex_) std::mutex();
+  // mutex_ is held by this thread since before_fork. The parent's control thread may have
+  // been waiting on cv_, which the child can never wake: the condition variable is made
+  // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs belong to
+  // the parent's objects: forgotten, so nothing ever runs them.
   new (&cv_) std::condition_variable();
   head_ = nullptr;
   tail_ = nullptr;
   started_ = false;
   stopping_ = false;
   thread_ = {};
+  mutex_.unlock();
 }
 
 void ControlThread::stop_at_exit() {

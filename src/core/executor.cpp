@@ -98,6 +98,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.serving_lane = lane_.get();
       scope_options.serving_lane_id = lane_->id();
       scope_options.spin_wait = true;
+      scope_options.spin_partner = lane_->presence();
       scope_options.threads = threads_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);

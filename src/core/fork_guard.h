@@ -10,8 +10,8 @@
 //     this one. A handle (handle_table.h) and a task (task.h) remember the epoch they were
 //     made in; one from an earlier epoch is the parent's.
 //   - The library's global locks (fork_guard.cpp lists them, in lock order) are taken by
-//     the atfork prepare handler and released in the parent; in the child they are made
-//     anew, since no thread of the parent's can hold them there.
+//     the atfork prepare handler and released after the fork in parent and child, so no
+//     thread of the parent's holds one in the child.
 //   - The child handler resets what is per process and cannot be the parent's: the
 //     control thread (not running in the child: started afresh on first use), the count
 //     of unjoined threads, the forking thread's actor cache, the membarrier registration.
@@ -23,7 +23,6 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <new>
 
 namespace tether {
 
@@ -36,8 +35,9 @@ extern std::atomic<uint32_t> g_epoch;
 // fork_epoch: inline, it runs on every handle lookup.
 [[nodiscard]] inline uint32_t fork_epoch() noexcept { return fork_detail::g_epoch.load(std::memory_order_relaxed); }
 
-// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler,
-// unlocked in the parent, made anew in the child (fork_guard.cpp calls the three).
+// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler and
+// unlocked after the fork on both sides (fork_guard.cpp calls the three). In the child the
+// forking thread, its one thread, is the one that holds it (as glibc's malloc does it).
 class ForkSafeMutex {
  public:
   void lock() { mutex_.lock(); }
@@ -46,9 +46,7 @@ class ForkSafeMutex {
 
   void before_fork() { mutex_.lock(); }
   void after_fork_in_parent() noexcept { mutex_.unlock(); }
-  // after_fork_in_child: the old mutex is locked by a thread that has no counterpart in
-  // the child; a fresh one replaces it (a glibc mutex owns no resource to free).
-  void after_fork_in_child() noexcept { new (&mutex_) std::mutex(); }
+  void after_fork_in_child() noexcept { mutex_.unlock(); }
 
  private:
   std::mutex mutex_;

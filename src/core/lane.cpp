@@ -90,7 +90,9 @@ Lane::Lane(Options options)
     : options_(std::move(options)),
       id_(g_next_lane_id.fetch_add(1, std::memory_order_relaxed)),
       has_rings_(options_.threads <= 1),
-      open_(!options_.gated) {}
+      open_(!options_.gated),
+      idle_budget_ns_(options_.idle_spin_ns),
+      presence_(has_rings_ ? LanePresence::acquire() : nullptr) {}
 
 bool Lane::is_inside() const noexcept {
   return current_thread_owner() == this || current_manual_lane() == id_;
@@ -99,6 +101,7 @@ bool Lane::is_inside() const noexcept {
 Lane::~Lane() {
   cancel_everything();
   for (std::atomic<CallRing*>& r : rings_) delete r.load(std::memory_order_acquire);
+  if (presence_ != nullptr) LanePresence::release(presence_);
 }
 
 void Lane::cancel_everything() noexcept {
@@ -433,13 +436,20 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
-    auto spin_until = Deadline::saturating_after(now, options_.idle_spin_ns);
+    const int64_t budget = idle_spin_budget();
+    auto spin_until = Deadline::saturating_after(now, budget);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
     SpinWait spin;  // C1
     while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
       spin.once();
     }
-    if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
+    const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
+    if (has_rings_ && budget > 0) {
+      idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
+                                : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
+    }
+    if (arrived) continue;
+    if (presence_ != nullptr) presence_->consumer_parks();
     if (has_rings_) {  // C2: announce
       sleepers_.store(1, std::memory_order_seq_cst);  // a waker sets it back to 0 (P3)
     } else {
@@ -474,10 +484,19 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     // C8: awake; producers need not wake us until we announce again.
     if (has_rings_) {
       sleepers_.store(0, std::memory_order_relaxed);
+      presence_->consumer_at(current_cpu());
     } else {
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
+}
+
+int64_t Lane::idle_spin_budget() noexcept {
+  if (!has_rings_) return options_.idle_spin_ns;
+  const int32_t cpu = current_cpu();
+  presence_->consumer_at(cpu);
+  if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
+  return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
 void Lane::execute(Work& w) noexcept {

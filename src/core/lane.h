@@ -13,7 +13,7 @@
 // with one consumer a flag (0 awake, 1 announced), with several a count of announcers.
 //
 //   consumer (next)                          producer (push, push_fast, wake_parked)
-//   C1 nothing to pop: spin idle_spin_ns     P1 publish the call (mailbox: seq_cst
+//   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1 (or +1)          exchange; ring: release store of its
 //   C3 full fence (heavy_fence if rings)        count, then light_fence)
 //   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
@@ -37,6 +37,15 @@
 // Several consumers: P3 is skipped, every producer that sees a count notifies one waiter,
 // and the Dekker pair alone decides (a notified waiter is no longer a waiter, so two
 // notifies reach two threads).
+//
+// How long C1 spins (core/spin_policy.h). One consumer: not at all when the lane's last
+// waiter runs on this CPU (spinning would only delay the thread that will push), else
+// within an adaptive budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns:
+// doubled when work arrives during a spin, halved when the spin times out; every
+// kProbeEvery-th spin is a full one). The consumer
+// publishes its CPU in presence_ at C1 and after C8, and kParked before C2: hints for
+// waiters, outside the protocol (a stale one costs time, never a wake-up). Several
+// consumers: idle_spin_ns, as set.
 
 // Cancelling queued calls (cancel_queued) reaches every call not yet started while the
 // consumer may be blocked forever in user code. Mailbox: under the consumer token, as
@@ -66,6 +75,7 @@
 #include "core/chaos.h"
 #include "core/deadline.h"
 #include "core/mailbox.h"
+#include "core/spin_policy.h"
 #include "core/thread_group.h"
 
 namespace tether {
@@ -152,6 +162,10 @@ class Lane : public std::enable_shared_from_this<Lane> {
   [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return tid_.load(std::memory_order_acquire); }
 
+  // presence: where the lane's one consumer runs, for waiters on its calls; null with
+  // several consumers. Type-stable (core/spin_policy.h): a waiter may keep it.
+  [[nodiscard]] LanePresence* presence() const noexcept { return presence_; }
+
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
 
@@ -213,6 +227,8 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
+  // idle_spin_budget: how long C1 spins now (publishes where the consumer is).
+  int64_t idle_spin_budget() noexcept;
   // drain_ring: the consumer's hot loop: runs up to a batch of the calls queued in the
   // ring being drained, straight from its entries. False when it ran none (the caller
   // takes next(): another source, marks to wait for, or the wait).
@@ -266,6 +282,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
   size_t current_ = 0;                                // the source being drained
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
+  int64_t idle_budget_ns_;                            // C1's adaptive budget (one consumer)
+  uint32_t idle_spins_ = 0;                           // C1's spins, for the probes
+  LanePresence* const presence_;                      // one consumer: see "How long C1 spins"
 };
 
 }  // namespace tether

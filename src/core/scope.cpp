@@ -9,7 +9,7 @@
 namespace tether {
 namespace {
 
-constexpr std::chrono::microseconds kWaitSpin{10};
+constexpr std::chrono::nanoseconds kWaitSpin{kWaitSpinMaxNs};  // without a spin partner
 
 }  // namespace
 
@@ -288,12 +288,12 @@ void Scope::copy_outputs(void** outs, size_t n) {
 
 int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // Spin briefly before parking: a call answered within microseconds (an idle actor's
-  // thread is itself spinning) then costs no futex wake-up on either side.
+  // thread is itself spinning) then costs no futex wake-up on either side. With a spin
+  // partner, only while its consumer runs on another CPU, within the lane's adaptive
+  // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    const auto spin_until = std::min(Deadline::Clock::now() + kWaitSpin, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
-    SpinWait spin;
-    while (state() < TETHER_SUCCEEDED && Deadline::Clock::now() < spin_until) spin.once();
+    spin_for_call(deadline);
   }
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
@@ -304,6 +304,34 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   deadline.wait(cv_, lock, [&] { return done() || handle_ended_; });
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
+}
+
+void Scope::spin_for_call(const Deadline& deadline) const noexcept {
+  LanePresence* partner = options_.spin_partner;
+  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
+  if (partner != nullptr && !partner->worth_spinning(me)) return;  // parked, or on this CPU: park at once
+  thread_local uint32_t waits = 0;  // this thread's, for the probes
+  const bool full = partner == nullptr || AdaptiveBudget::probe(waits);
+  const auto budget = full ? kWaitSpin : std::chrono::nanoseconds(partner->wait_budget_ns());
+  const auto start = Deadline::Clock::now();
+  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
+  SpinWait spin;
+  while (state() < TETHER_SUCCEEDED) {
+    if (Deadline::Clock::now() >= spin_until) {
+      if (partner != nullptr) partner->wait_spin_timed_out();
+      return;
+    }
+    if (partner == nullptr) {
+      spin.once();
+    } else if (partner->consumer_parked_or_on(me)) {
+      return;  // spinning cannot help any more
+    } else {
+      // The consumer runs on another CPU: yielding would not help it, and on a loaded
+      // machine would hand this CPU to another process for a whole time slice.
+      for (int i = 0; i < 32; ++i) cpu_relax();
+    }
+  }
+  if (partner != nullptr) partner->wait_spin_succeeded();
 }
 
 void Scope::on_done(tether_notify_fn fn, UserArg arg) {

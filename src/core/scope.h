@@ -29,6 +29,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/spin_policy.h"
 #include "core/task_origin.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
@@ -49,6 +50,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a call: waiters spin briefly before parking (a call on a lane is often answered
     // within microseconds; a runner, which starts a thread, never is).
     bool spin_wait = false;
+    // For a call on a one-thread lane: where its consumer runs, so a waiter spins only
+    // while that can succeed (core/spin_policy.h). Type-stable: may outlive the lane.
+    LanePresence* spin_partner = nullptr;
     // For a call: the owner's thread group, which its nested threads join, so the
     // owner's release joins them too. Null: the scope makes one of its own.
     std::shared_ptr<ThreadGroup> threads;
@@ -154,6 +158,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void orphan_threads();
 
  private:
+  // spin_for_call: wait()'s spin phase for a call (Options::spin_wait).
+  void spin_for_call(const Deadline& deadline) const noexcept;
   struct Notice {
     tether_notify_fn fn;
     UserArg arg;

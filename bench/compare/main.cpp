@@ -1,0 +1,296 @@
+// bench/compare: tether and its peers on identical work, in one run.
+//
+// Every (peer, workload, placement) is a case; each case is sampled --reps times, and the
+// samples of all cases run in one random order (--seed), so a burst of load from elsewhere
+// on the machine spreads over every contender instead of skewing one. Each sample builds
+// its peer afresh in its placement. The tables show medians, tether's time divided by
+// each peer's (below 1: tether is faster), and the CPU each side burnt per wall second;
+// then the issue's targets, judged from these same medians; then the scale rows.
+//
+//   tether_compare [--reps N] [--ms N] [--idle-calls N] [--seed N] [--only TEXT]
+//                  [--no-scale] [--out FILE.md] [--dat FILE.dat]
+//
+// --dat writes tether's round-trip ratios (rows: peers; columns: placements) for
+// bench/compare/chart.gp. scripts/bench.sh runs it all and draws the chart.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "measure.h"
+#include "peer.h"
+#include "placement.h"
+#include "scale.h"
+
+namespace compare {
+namespace {
+
+constexpr const char* kTether = "tether actor";
+
+struct Options {
+  int reps = 5;
+  int sample_ms = 15;
+  int idle_calls = 20;
+  unsigned seed = std::random_device{}();
+  std::string only;
+  bool scale = true;
+  std::string out, dat;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "compare: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--reps") {
+      o.reps = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--ms") {
+      o.sample_ms = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--idle-calls") {
+      o.idle_calls = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--seed") {
+      o.seed = static_cast<unsigned>(std::strtoul(value().c_str(), nullptr, 10));
+    } else if (a == "--only") {
+      o.only = value();
+    } else if (a == "--no-scale") {
+      o.scale = false;
+    } else if (a == "--out") {
+      o.out = value();
+    } else if (a == "--dat") {
+      o.dat = value();
+    } else {
+      std::fprintf(stderr, "compare: unknown option %s (see the top of bench/compare/main.cpp)\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+struct WorkloadInfo {
+  Workload w;
+  const char* title;
+};
+constexpr WorkloadInfo kWorkloads[] = {
+    {kRoundTrip, "Round trip x -> x + 1, back to back (per call)"},
+    {kAfterIdle, "Round trip after 1 ms idle: the other side has parked (per call)"},
+    {kBurst, "1,024 calls in flight, each with its own answer (per call)"},
+    {kFire, "Fire and forget: 65,536 increments, then the count (per increment)"},
+};
+
+struct Case {
+  const PeerKind* kind;
+  Workload w;
+  Placement p;
+  std::vector<Sample> samples;
+  [[nodiscard]] double time() const {
+    std::vector<double> v;
+    for (const Sample& s : samples) v.push_back(s.ns_per_op);
+    return median(v);
+  }
+  [[nodiscard]] double cpu(double Sample::*side) const {
+    std::vector<double> v;
+    for (const Sample& s : samples) v.push_back(s.*side);
+    return median(v);
+  }
+};
+
+using Results = std::map<std::tuple<std::string, unsigned, int>, Case>;
+
+const Case* find(const Results& r, const std::string& peer, Workload w, Placement p) {
+  auto it = r.find({peer, w, static_cast<int>(p)});
+  return it == r.end() || it->second.samples.empty() ? nullptr : &it->second;
+}
+
+std::string duration(double ns) {
+  char buf[32];
+  if (ns < 1000) {
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  } else if (ns < 100'000) {
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1000);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f us", ns / 1000);
+  }
+  return buf;
+}
+
+std::string num(const char* f, double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+// Floors are not peers a user would pick instead of tether: "best peer" leaves them out.
+bool is_floor(const std::string& name) {
+  return name == "spin ping-pong" || name == "raw futex ping-pong" || name.rfind("Vyukov", 0) == 0;
+}
+
+std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int reps) {
+  std::ostringstream md;
+  for (const WorkloadInfo& wi : kWorkloads) {
+    md << "### " << wi.title << "\n\nMedian of " << reps
+       << " samples; `x tether`: tether's median divided by the peer's (below 1: tether is faster); "
+          "`CPU`: CPU seconds per wall second, caller / other side.\n\n| peer |";
+    for (Placement p : kPlacements) md << ' ' << placement_name(p) << " | x tether | CPU |";
+    md << "\n|---|";
+    for (size_t i = 0; i < std::size(kPlacements); ++i) md << "---:|---:|---:|";
+    md << '\n';
+    for (const PeerKind& k : kinds) {
+      if ((k.workloads & wi.w) == 0) continue;
+      md << "| " << (k.name == kTether ? "**" + k.name + "**" : k.name) << " |";
+      for (Placement p : kPlacements) {
+        const Case* c = find(r, k.name, wi.w, p);
+        const Case* t = find(r, kTether, wi.w, p);
+        if (c == nullptr) {
+          md << " – | | |";
+          continue;
+        }
+        md << ' ' << duration(c->time()) << " | " << (t ? num("%.2f", t->time() / c->time()) : "") << " | "
+           << num("%.2f", c->cpu(&Sample::caller_cpu)) << " / " << num("%.2f", c->cpu(&Sample::other_cpu)) << " |";
+      }
+      md << '\n';
+    }
+    md << '\n';
+  }
+  return md.str();
+}
+
+// best_peer: the fastest non-floor peer other than tether for w in p.
+const Case* best_peer(const Results& r, Workload w, Placement p) {
+  const Case* best = nullptr;
+  for (const auto& [key, c] : r) {
+    if (c.w != w || c.p != p || c.samples.empty() || c.kind->name == kTether || is_floor(c.kind->name)) continue;
+    if (best == nullptr || c.time() < best->time()) best = &c;
+  }
+  return best;
+}
+
+struct Target {
+  std::ostringstream md;
+  void row(const std::string& what, double ratio, double limit, const std::string& detail) {
+    md << "| " << what << " | " << num("%.2f", ratio) << " | " << (ratio <= limit ? "met" : "**not met**") << " (<= "
+       << num("%.2g", limit) << ") | " << detail << " |\n";
+  }
+  void vs(const Results& r, const std::string& what, Workload w, Placement p, const Case* other, double limit) {
+    const Case* t = find(r, kTether, w, p);
+    if (t == nullptr || other == nullptr) return;
+    row(what + ", " + placement_name(p), t->time() / other->time(), limit,
+        "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time()));
+  }
+};
+
+std::string targets(const Results& r, const ScaleReport* s) {
+  Target t;
+  t.md << "### The targets of issue 13, judged from the medians above\n\n| target | ratio | | figures |\n|---|---:|---|---|\n";
+  for (Placement p : {Placement::kSameCpu, Placement::kUnpinned}) {
+    t.vs(r, "1. round trip vs raw futex", kRoundTrip, p, find(r, "raw futex ping-pong", kRoundTrip, p), 1.1);
+    t.vs(r, "1. round trip vs best peer", kRoundTrip, p, best_peer(r, kRoundTrip, p), 1.0);
+  }
+  t.vs(r, "2. round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
+       find(r, "spin ping-pong", kRoundTrip, Placement::kDifferentCpus), 3.0);
+  for (Placement p : kPlacements) {
+    t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, find(r, "raw futex ping-pong", kAfterIdle, p), 1.1);
+  }
+  for (Placement p : kPlacements) {
+    t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, find(r, "Vyukov MPSC (spinning)", kFire, p), 2.5);
+  }
+  for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
+  if (s != nullptr) {
+    t.row("7. RSS per actor (bytes / 512)", s->tether_rss / 512, 1.0, num("%.0f B", s->tether_rss));
+    t.row("7. create per actor (/ 0.4 us)", s->tether_create_ns / 400, 1.0, duration(s->tether_create_ns));
+    t.row("7. one call to each (/ 0.3 us)", s->tether_call_ns / 300, 1.0, duration(s->tether_call_ns));
+    t.row("8. idle actor, share of a CPU (/ 1 %)", s->idle_one_cpu / 0.01, 1.0, num("%.3f %%", s->idle_one_cpu * 100));
+    t.row("8. 1,000 idle actors (/ 1 %)", s->idle_1000_cpu / 0.01, 1.0, num("%.3f %%", s->idle_1000_cpu * 100));
+  }
+  t.md << "\nTargets 6 (compiled graph step) and 9 (runner start + join, nested failure seen by join) are "
+          "measured by tether_bench_graph and tether_bench_runner (bench/README.md).\n";
+  return t.md.str();
+}
+
+void write_dat(const std::string& path, const Results& r, const std::vector<PeerKind>& kinds) {
+  std::ofstream f(path);
+  f << "# tether's round-trip median / the peer's; columns: " << placement_name(kPlacements[0]) << ", "
+    << placement_name(kPlacements[1]) << ", " << placement_name(kPlacements[2]) << " (NaN: not run)\n";
+  for (const PeerKind& k : kinds) {
+    if (k.name == kTether || (k.workloads & kRoundTrip) == 0) continue;
+    f << '"' << k.name << '"';
+    for (Placement p : kPlacements) {
+      const Case* c = find(r, k.name, kRoundTrip, p);
+      const Case* t = find(r, kTether, kRoundTrip, p);
+      f << ' ' << (c && t ? num("%.4f", t->time() / c->time()) : "NaN");
+    }
+    f << '\n';
+  }
+}
+
+int run(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  std::vector<PeerKind> kinds;
+  add_floor_peers(kinds);
+  add_std_peers(kinds);
+  add_asio_peers(kinds);
+  add_caf_peers(kinds);
+  add_moodycamel_peers(kinds);
+  add_tbb_peers(kinds);
+  add_tether_peers(kinds);
+  if (!o.only.empty()) {
+    std::erase_if(kinds, [&](const PeerKind& k) { return k.name != kTether && k.name.find(o.only) == std::string::npos; });
+  }
+
+  Results results;
+  std::vector<Case*> schedule;
+  for (const PeerKind& k : kinds) {
+    for (const WorkloadInfo& wi : kWorkloads) {
+      if ((k.workloads & wi.w) == 0) continue;
+      for (Placement p : kPlacements) {
+        if (p == Placement::kDifferentCpus && usable_cpus() < 2) continue;
+        if (p == Placement::kSameCpu && !k.same_cpu) continue;
+        Case& c = results[{k.name, wi.w, static_cast<int>(p)}];
+        c = Case{&k, wi.w, p, {}};
+        for (int i = 0; i < o.reps; ++i) schedule.push_back(&c);
+      }
+    }
+  }
+  std::mt19937 rng(o.seed);
+  std::shuffle(schedule.begin(), schedule.end(), rng);
+  std::fprintf(stderr, "compare: %zu samples of %zu cases in random order (seed %u), %d CPUs\n", schedule.size(),
+               results.size(), o.seed, usable_cpus());
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    Case& c = *schedule[i];
+    c.samples.push_back(measure(*c.kind, c.w, c.p, o.sample_ms, o.idle_calls));
+    if ((i + 1) % 50 == 0) std::fprintf(stderr, "compare: %zu/%zu\n", i + 1, schedule.size());
+  }
+  place_caller(Placement::kUnpinned);
+
+  std::string md = "## tether and its peers, one run\n\n" + std::to_string(usable_cpus()) + " CPUs; seed " +
+                   std::to_string(o.seed) + "; each sample " + std::to_string(o.sample_ms) + " ms (after idle: " +
+                   std::to_string(o.idle_calls) + " calls).\n\n" + tables(results, kinds, o.reps);
+  ScaleReport scale;
+  if (o.scale) {
+    std::fprintf(stderr, "compare: scale rows\n");
+    scale = scale_report(std::max(5, o.reps / 2));
+    md += "## Scale\n\n" + scale.markdown + "\n";
+  }
+  md += targets(results, o.scale ? &scale : nullptr);
+  std::cout << md;
+  if (!o.out.empty()) std::ofstream(o.out) << md;
+  if (!o.dat.empty()) write_dat(o.dat, results, kinds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace compare
+
+int main(int argc, char** argv) { return compare::run(argc, argv); }
