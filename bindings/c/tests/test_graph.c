@@ -50,6 +50,9 @@ static void pipeline_start(pipeline *p, int heap) {
   worker_init(&p->w[1], 1);
   p->a[0] = start_worker("worker-0", &p->w[0], NULL, 0);
   p->a[1] = start_worker("worker-1", &p->w[1], NULL, 0);
+  /* Both constructors have run (their args go once they return): a stop CANCEL that follows
+   * cannot cancel one still queued, so each destructor runs once at the end. */
+  CHECK(counter_wait(&p->w[0].drops, 1, T_LONG) && counter_wait(&p->w[1].drops, 1, T_LONG));
   stage_init(&p->fwd0, "fwd", 2, 0, heap);
   stage_init(&p->fwd1, "fwd", 1, 3, heap);
   stage_init(&p->bwd1, "bwd", 5, 0, heap);
