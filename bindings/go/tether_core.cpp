@@ -985,6 +985,9 @@ struct Thread {
 // among live threads.
 [[nodiscard]] std::uint64_t current_thread_id() noexcept;
 
+// current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
+[[nodiscard]] int current_cpu() noexcept;
+
 // min_stack_size: the smallest stack a new thread may ask for.
 [[nodiscard]] std::size_t min_stack_size() noexcept;
 
@@ -5725,8 +5728,6 @@ void Scope::orphan_threads() {
 }  // namespace tether
 // ==== core/spin_policy.cpp ====
 
-#include <sched.h>
-
 #include <mutex>
 
 
@@ -5742,7 +5743,7 @@ LanePresence* g_free = nullptr;  // guarded by g_free_mutex
 }  // namespace
 
 int32_t current_cpu() noexcept {
-  const int cpu = sched_getcpu();
+  const int cpu = platform::current_cpu();
   return cpu < 0 ? LanePresence::kUnknown : static_cast<int32_t>(cpu);
 }
 
@@ -7370,6 +7371,14 @@ Thread current_thread() noexcept { return Thread{to_handle(pthread_self()), 0}; 
 
 bool same_thread(const Thread& a, const Thread& b) noexcept {
   return pthread_equal(from_handle(a.handle), from_handle(b.handle)) != 0;
+}
+
+int current_cpu() noexcept {
+#if defined(__linux__)
+  return sched_getcpu();  // the vDSO: no system call
+#else
+  return -1;
+#endif
 }
 
 std::uint64_t current_thread_id() noexcept {

@@ -1,10 +1,9 @@
 #include "core/spin_policy.h"
 
-#include <sched.h>
-
 #include <mutex>
 
 #include "core/fork_guard.h"
+#include "platform/platform.h"
 
 namespace tether {
 namespace {
@@ -18,7 +17,7 @@ LanePresence* g_free = nullptr;  // guarded by g_free_mutex
 }  // namespace
 
 int32_t current_cpu() noexcept {
-  const int cpu = sched_getcpu();
+  const int cpu = platform::current_cpu();
   return cpu < 0 ? LanePresence::kUnknown : static_cast<int32_t>(cpu);
 }
 

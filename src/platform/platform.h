@@ -28,6 +28,9 @@ struct Thread {
 // among live threads.
 [[nodiscard]] std::uint64_t current_thread_id() noexcept;
 
+// current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
+[[nodiscard]] int current_cpu() noexcept;
+
 // min_stack_size: the smallest stack a new thread may ask for.
 [[nodiscard]] std::size_t min_stack_size() noexcept;
 

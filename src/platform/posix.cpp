@@ -92,6 +92,14 @@ bool same_thread(const Thread& a, const Thread& b) noexcept {
   return pthread_equal(from_handle(a.handle), from_handle(b.handle)) != 0;
 }
 
+int current_cpu() noexcept {
+#if defined(__linux__)
+  return sched_getcpu();  // the vDSO: no system call
+#else
+  return -1;
+#endif
+}
+
 std::uint64_t current_thread_id() noexcept {
 #if defined(__linux__)
   return static_cast<std::uint64_t>(syscall(SYS_gettid));

@@ -61,6 +61,8 @@ bool same_thread(const Thread& a, const Thread& b) noexcept { return a.id == b.i
 
 std::uint64_t current_thread_id() noexcept { return GetCurrentThreadId(); }
 
+int current_cpu() noexcept { return static_cast<int>(GetCurrentProcessorNumber()); }
+
 std::size_t min_stack_size() noexcept { return kMinStackSize; }
 
 bool cpu_in_range(int cpu) noexcept { return cpu >= 0 && cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); }
