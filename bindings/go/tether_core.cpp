@@ -143,6 +143,14 @@ struct Error {
                                   std::string thread_name, std::string type_name = {},
                                   ErrorPtr cause = nullptr);
 
+// out_of_memory_error: TETHER_E_NO_MEMORY "out of memory", built when the library loads:
+// what is kept where even building an error failed, so a failure is never lost.
+[[nodiscard]] ErrorPtr out_of_memory_error() noexcept;
+
+// error_or_out_of_memory: make_error(code, 0, message, "") or, when even that needs
+// memory it cannot have, out_of_memory_error(): for recording a failure in noexcept code.
+[[nodiscard]] ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept;
+
 // Demangles a C++ type name ("St13runtime_error" -> "std::runtime_error").
 [[nodiscard]] std::string demangle(const char* mangled);
 
@@ -955,6 +963,46 @@ class alignas(64) LanePresence {
 #include <string>
 #include <vector>
 
+// ---- core/control_thread.h ----
+// ControlThread: the library's own background thread. It finishes what a caller may not
+// wait for: joining the threads of objects released from the inside or with _nowait, and
+// freeing those objects once their threads are gone. Jobs must not block on user code:
+// each one joins only threads that have already finished their work.
+//
+// Thread safety: post() may be called from any thread, the control thread included.
+// The instance is never destroyed (a process may exit while library threads still post
+// to it); at exit the thread itself is stopped and joined, so no library thread of ours
+// outlives the process's static destructors, and later posts run on the caller.
+//
+// Nothing here allocates after start(): jobs are intrusive nodes their owners embed, so a
+// post from an exiting thread's TLS destructor (where nothing can report a failure) cannot
+// fail. The thread itself is started by start(), which every owner of threads calls
+// before it creates one (ThreadGroup::spawn): so the thread that needs it gets the
+// TETHER_E_THREAD_CREATE, and an exiting thread never has to run a job itself.
+
+#include <condition_variable>
+#include <mutex>
+
+// ---- core/immortal.h ----
+// immortal<T>(): the one T of the process, made on first use in static storage and never
+// destroyed (library threads may use it while the process exits). Making it allocates
+// nothing, so a first use cannot throw std::bad_alloc wherever it happens to come: T's
+// default constructor must not allocate either (static_assert'ed noexcept).
+
+#include <new>
+
+namespace tether {
+
+template <class T>
+T& immortal() noexcept {
+  static_assert(noexcept(T()), "an immortal's constructor must not throw (nor allocate)");
+  alignas(T) static unsigned char storage[sizeof(T)];
+  static T* const object = new (storage) T();
+  return *object;
+}
+
+}  // namespace tether
+// ---- end of core/immortal.h ----
 // ---- platform/platform.h ----
 // platform: every call the core makes to the operating system, behind one small interface
 // so that the rest of src/core includes no OS header. One implementation per OS:
@@ -1019,9 +1067,11 @@ void set_current_thread_name(const std::string& name) noexcept;
 [[nodiscard]] std::string current_thread_name();
 
 // notify_at_thread_exit: fn(arg) runs on the calling thread when it exits, after its C++
-// thread_locals are destroyed (Windows: those of this library; see tether.h). Once per
-// thread; the core uses one fn for every thread.
-void notify_at_thread_exit(void (*fn)(void*), void* arg);
+// thread_locals are destroyed (Windows: those of this library; see tether.h). The core
+// uses one fn for every thread. Arming again from inside fn runs it once more, for at
+// least 4 rounds in all (POSIX: PTHREAD_DESTRUCTOR_ITERATIONS). false: it could not be
+// armed (no memory) and fn will not run.
+[[nodiscard]] bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept;
 
 // Asymmetric fence (see core/asymmetric_fence.h). enable_process_barrier: at load, true
 // when process_barrier is available (Linux membarrier PRIVATE_EXPEDITED, registered;
@@ -1042,6 +1092,69 @@ bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
 
 }  // namespace tether::platform
 // ---- end of platform/platform.h ----
+
+namespace tether {
+
+// ControlJob: one queued unit of work. Its owner keeps it alive until run() is called
+// and posts it again only after that (one node, one queue entry at a time).
+class ControlJob {
+ public:
+  virtual void run() noexcept = 0;
+
+ protected:
+  ~ControlJob() = default;
+
+ private:
+  friend class ControlThread;
+  ControlJob* next_ = nullptr;  // guarded by the control thread's mutex_ while queued
+};
+
+class ControlThread {
+ public:
+  static ControlThread& instance();
+
+  ControlThread(const ControlThread&) = delete;
+  ControlThread& operator=(const ControlThread&) = delete;
+
+  // start: starts the thread if it is not running yet. Throws StatusError
+  // (TETHER_E_THREAD_CREATE) when the OS refuses it; nothing else changes then.
+  void start();
+
+  // post: queues job to run on the control thread. Never fails and never allocates. If
+  // the thread is not running (the process is exiting, or start() was never called), the
+  // job runs on the caller: it only joins exited threads.
+  void post(ControlJob& job) noexcept;
+
+  // is_current: true on the control thread (a wait there would stall every other job).
+  [[nodiscard]] static bool is_current() noexcept;
+
+  // stop_at_exit: runs what is queued, then ends and joins the thread. Called once, by a
+  // static destructor when the process exits or the library is unloaded.
+  void stop_at_exit();
+
+  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
+  // (the parent's objects) are left alone for good, and a later start() makes a new one.
+  void before_fork();
+  void after_fork_in_parent() noexcept;
+  void after_fork_in_child() noexcept;
+
+ private:
+  template <class T>
+  friend T& immortal() noexcept;
+  ControlThread() = default;
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
+  ControlJob* tail_ = nullptr;              // guarded by mutex_
+  bool started_ = false;                    // guarded by mutex_
+  bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
+  platform::Thread thread_{};               // valid once started_
+};
+
+}  // namespace tether
+// ---- end of core/control_thread.h ----
 
 namespace tether {
 
@@ -1112,9 +1225,21 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
     platform::Thread thread;
     bool exited;  // its exit notice came: joining it cannot block
   };
-  void reap();  // a control-thread job: joins the exited threads until there are none
-  // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<platform::Thread> claim_locked(bool exited_only, const platform::Thread* skip);
+  // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
+  class ReapJob : public ControlJob {
+   public:
+    explicit ReapJob(ThreadGroup* group) : group_(group) {}
+    void run() noexcept override;
+
+   private:
+    ThreadGroup* group_;
+  };
+  void reap() noexcept;  // the job: joins the exited threads until there are none
+  // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
+  void schedule_reap_locked() noexcept;
+  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
+  // *out; false when there is none. The caller joins it. Holds mutex_.
+  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends
@@ -1122,6 +1247,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   size_t running_ = 0;             // spawned, exit notice not yet in
   bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
+  ReapJob reap_job_{this};                       // queued while reap_scheduled_
+  std::shared_ptr<ThreadGroup> reap_keepalive_;  // guarded by mutex_: set while reap_scheduled_
 };
 
 }  // namespace tether
@@ -1591,6 +1718,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
   [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
   static void run_notices(std::vector<Notice> notices);
+  // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
+  void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
 
   const Options options_;
@@ -2064,63 +2193,6 @@ void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger);
 
 }  // namespace tether
 // ---- end of core/call_outcome.h ----
-// ---- core/control_thread.h ----
-// ControlThread: the library's own background thread. It finishes what a caller may not
-// wait for: joining the threads of objects released from the inside or with _nowait, and
-// freeing those objects once their threads are gone. Jobs must not block on user code:
-// each one joins only threads that have already finished their work.
-//
-// Thread safety: post() may be called from any thread, the control thread included.
-// The instance is never destroyed (a process may exit while library threads still post
-// to it); at exit the thread itself is stopped and joined, so no library thread of ours
-// outlives the process's static destructors, and later posts run on the caller.
-
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <mutex>
-
-
-namespace tether {
-
-class ControlThread {
- public:
-  static ControlThread& instance();
-
-  ControlThread(const ControlThread&) = delete;
-  ControlThread& operator=(const ControlThread&) = delete;
-
-  // post: queues job to run on the control thread, started on first use. If the OS
-  // refuses that thread, the job runs on the caller instead (it only joins exited threads).
-  void post(std::function<void()> job);
-
-  // is_current: true on the control thread (a wait there would stall every other job).
-  [[nodiscard]] static bool is_current() noexcept;
-
-  // stop_at_exit: runs what is queued, then ends and joins the thread. Called once, by a
-  // static destructor when the process exits or the library is unloaded.
-  void stop_at_exit();
-
-  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
-  // (the parent's objects) are left alone for good, and a later post starts a new one.
-  void before_fork();
-  void after_fork_in_parent() noexcept;
-  void after_fork_in_child() noexcept;
-
- private:
-  ControlThread() = default;
-  void loop();
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;  // guarded by mutex_
-  bool started_ = false;                    // guarded by mutex_
-  bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
-  platform::Thread thread_{};                      // valid once started_
-};
-
-}  // namespace tether
-// ---- end of core/control_thread.h ----
 // ---- core/handle_table.h ----
 // HandleTable: maps the uint64_t ids of the C API to live objects.
 //
@@ -2136,6 +2208,7 @@ class ControlThread {
 //
 // Thread safety: every member may be called from any thread; mutex_ guards slots_ and
 // free_. The table is never destroyed (a process may exit with live handles).
+
 
 #include <cstdint>
 #include <memory>
@@ -2177,6 +2250,8 @@ class HandleTable {
   void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   HandleTable() = default;
 
   struct Slot {
@@ -2406,6 +2481,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     actor->executor_->drop_user(/*wait=*/true);
   };
   HandleTable& table = HandleTable::instance();
+  std::unique_ptr<CtorCall> ctor_call;
   try {
     for (const GroupSpec& spec : o.groups) {
       Lane::Options lane;
@@ -2416,13 +2492,16 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       actor->groups_.back().lane->start(*actor->group_threads_, actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
+    // Made before the handle exists: once it does, nothing may fail (a failing create
+    // leaves no handle and no thread behind; its arg dies with the call, before we return).
+    ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
     actor->handle_ = table.insert(Kind::Actor, actor);
   } catch (...) {
     undo();
     throw;
   }
   actor->accept();  // the constructor is a call too
-  actor->default_lane_->push(new CtorCall(*actor, ctor, std::move(ctor_arg)));
+  actor->default_lane_->push(ctor_call.release());
   return actor->handle_;
 }
 
@@ -2698,6 +2777,68 @@ void after_fork_in_child() noexcept;
 #include <new>
 #include <utility>
 
+// ---- core/thread_exit.h ----
+// thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
+// thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
+// glibc aborts the process when it cannot ("failed to register TLS destructor"), on
+// whatever thread first touches the variable — inside noexcept code, with no caller to
+// tell. Here the platform's one exit notice (platform::notify_at_thread_exit, a pthread
+// key on POSIX) carries every cleanup of a thread: arming it stores a pointer (no
+// allocation for the first 32 keys) and can fail softly.
+//
+// Order at a thread's end: every C++ thread_local destructor of the thread (the
+// application's), then these cleanups in Cleanup order, then the thread's exit notice
+// (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
+//
+// Thread safety: each function acts on the calling thread's own state only.
+
+#include <new>
+
+namespace tether {
+
+// Cleanup: what runs at a thread's end, in this order.
+enum class Cleanup { ActorCache, LastError, CallPool, kCount };
+
+// arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
+// that runs is allowed). False when it could not be armed (no memory): fn will not run,
+// and the caller must not keep state that needs it.
+[[nodiscard]] bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept;
+
+// set_exit_notice: fn(arg) runs after every cleanup, when this thread ends. False when it
+// could not be armed (the caller then gives the notice itself).
+[[nodiscard]] bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept;
+
+// ThreadLocalSlot: storage for a T made on first use and destroyed by its cleanup. Being
+// trivially destructible itself, a thread_local of it registers nothing with the C++
+// runtime. get() returns null once destroyed, or when the cleanup could not be armed.
+template <class T, Cleanup Which>
+class ThreadLocalSlot {
+ public:
+  T* get(void (*destroy)() noexcept) noexcept {
+    if (state_ == kLive) return ptr();
+    if (state_ != kEmpty || !arm_cleanup(Which, destroy)) return nullptr;
+    new (storage_) T();
+    state_ = kLive;
+    return ptr();
+  }
+  // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
+  // the application may call in after it).
+  void destroy() noexcept {
+    if (state_ != kLive) return;
+    state_ = kGone;
+    ptr()->~T();
+  }
+  [[nodiscard]] bool gone() const noexcept { return state_ == kGone; }
+
+ private:
+  enum : unsigned char { kEmpty, kLive, kGone };
+  T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
+  alignas(T) unsigned char storage_[sizeof(T)];
+  unsigned char state_ = kEmpty;
+};
+
+}  // namespace tether
+// ---- end of core/thread_exit.h ----
 
 namespace tether::actor_cache {
 
@@ -2761,7 +2902,9 @@ struct Cache {
   }
 };
 
-thread_local Cache t_cache;  // touched on the slow paths only (it has a destructor)
+// Touched on the slow paths only; made on first use, destroyed by the thread's cleanup.
+thread_local ThreadLocalSlot<Cache, Cleanup::ActorCache> t_cache;
+void destroy_cache() noexcept { t_cache.destroy(); }
 
 Entry* find(Cache& c, uint64_t id) noexcept {
   if (id == 0) return nullptr;  // the null handle; also what empty entries hold
@@ -2787,7 +2930,9 @@ void forget_released(uint64_t id) noexcept {
 
 bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
   if (id == 0 || t_cache_gone) return false;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
+  Cache& c = *cp;
   Closing evicted;
   Entry* e = find(c, id);
   if (e == nullptr) {
@@ -2818,7 +2963,9 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
 
 void forget(uint64_t id) noexcept {
   if (t_cache_gone) return;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
   Entry* e = find(c, id);
   if (e == nullptr) return;
   Closing gone{std::move(*e)};
@@ -2827,7 +2974,9 @@ void forget(uint64_t id) noexcept {
 
 void after_fork_in_child() noexcept {
   if (t_cache_gone) return;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
   for (Entry& e : c.entries) {
     if (e.id == 0 && !e.actor) continue;
     try {
@@ -3174,7 +3323,6 @@ void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger) {
 
 #include <mutex>
 #include <new>
-#include <vector>
 
 
 namespace tether {
@@ -3200,27 +3348,24 @@ struct FreeSlot {
 struct Depot {
   static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
   ForkSafeMutex mutex;
-  std::vector<FreeSlot*> batches;  // guarded by mutex
+  FreeSlot* batches[kMaxBatches] = {};  // guarded by mutex: a fixed array, so give() never allocates
+  size_t count = 0;                     // guarded by mutex
 
   FreeSlot* take() {
     std::lock_guard lock(mutex);
-    if (batches.empty()) return nullptr;
-    FreeSlot* b = batches.back();
-    batches.pop_back();
-    return b;
+    return count == 0 ? nullptr : batches[--count];
   }
-  bool give(FreeSlot* batch) {
+  bool give(FreeSlot* batch) noexcept {
     std::lock_guard lock(mutex);
-    if (batches.size() >= kMaxBatches) return false;
-    batches.push_back(batch);
+    if (count >= kMaxBatches) return false;
+    batches[count++] = batch;
     return true;
   }
 };
 
-Depot& depot() {
-  static Depot* d = new Depot();  // never destroyed: threads may free slots during exit
-  return *d;
-}
+// Never destroyed (threads may free slots during exit); made without allocating, so a
+// free() that first touches it cannot fail.
+Depot& depot() noexcept { return immortal<Depot>(); }
 
 void release_list(FreeSlot* list) noexcept {
   while (list != nullptr) {
@@ -3233,15 +3378,14 @@ void release_list(FreeSlot* list) noexcept {
 struct Magazine {
   FreeSlot* slots = nullptr;  // free slots of this thread
   size_t count = 0;
-  bool gone = false;          // destroyed: a later thread-local destructor uses the heap
   ~Magazine() {  // the thread ends: its slots go to the depot, or back to the heap
     if (slots != nullptr && !depot().give(slots)) release_list(slots);
-    slots = nullptr;
-    count = 0;
-    gone = true;
   }
 };
-TETHER_HOT_TLS thread_local Magazine t_magazine;
+// Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
+// could not be armed (no memory): then this thread uses the heap.
+TETHER_HOT_TLS thread_local ThreadLocalSlot<Magazine, Cleanup::CallPool> t_magazine;
+void destroy_magazine() noexcept { t_magazine.destroy(); }
 
 }  // namespace
 
@@ -3251,8 +3395,9 @@ void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_chil
 
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);
-  Magazine& m = t_magazine;
-  if (m.gone) return ::operator new(kSlotSize);
+  Magazine* mp = t_magazine.get(&destroy_magazine);
+  if (mp == nullptr) return ::operator new(kSlotSize);
+  Magazine& m = *mp;
   if (m.slots == nullptr) {
     m.slots = depot().take();
     m.count = m.slots != nullptr ? kMagazine : 0;
@@ -3270,11 +3415,12 @@ void CallPool::free(void* p) noexcept {
     ::operator delete(p);
     return;
   }
-  Magazine& m = t_magazine;
-  if (m.gone) {
+  Magazine* mp = t_magazine.get(&destroy_magazine);
+  if (mp == nullptr) {
     ::operator delete(p);
     return;
   }
+  Magazine& m = *mp;
   if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
     if (!depot().give(m.slots)) release_list(m.slots);
     m.slots = nullptr;
@@ -3403,7 +3549,6 @@ void CallRing::recycle(Block* b) noexcept {
 
 }  // namespace tether
 // ==== core/compiled_graph.cpp ====
-#define g_out_of_memory g_out_of_memory__compiled_graph
 // ---- core/compiled_graph.h ----
 // CompiledGraph: a graph's execution loop installed on the OS threads of its nodes.
 //
@@ -3497,7 +3642,7 @@ class Graph {
   void unfreeze() noexcept;
 
   // record_failure: why the last compile failed (null: it succeeded).
-  void record_failure(ErrorPtr e);
+  void record_failure(ErrorPtr e) noexcept;
   [[nodiscard]] ErrorPtr last_error() const;
 
  private:
@@ -3597,6 +3742,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
 // Thread safety: every member may be called from any thread; mutex_ guards hosts_. Lanes
 // are keyed by id (never reused), so an entry can never name a later lane.
 
+
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -3623,6 +3769,8 @@ class GraphHosts {
   void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   GraphHosts() = default;
   ForkSafeMutex mutex_;
   std::unordered_map<uint64_t, uint64_t> hosts_;  // guarded by mutex_: lane id -> graph
@@ -3637,10 +3785,6 @@ namespace {
 constexpr const char* kExecutionName = "tether-graph";
 
 std::atomic<uint64_t> g_next_compiled_id{1};
-
-// Built when the library loads, for a step that cannot even build its error.
-const ErrorPtr* const g_out_of_memory =
-    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while running a compiled graph", ""));
 
 }  // namespace
 
@@ -3730,8 +3874,10 @@ void CompiledGraph::build() {
 }
 
 uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options) {
-  GraphPlan plan = graph->plan();  // records its own failure
+  // Every failure of a compile, a plan's out of memory included, is recorded on the graph
+  // for tether_graph_error.
   try {
+    GraphPlan plan = graph->plan();
     std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
     compiled->build();
     std::vector<Lane*> lanes;
@@ -3745,10 +3891,10 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
       throw;  // ~CompiledGraph uninstalls
     }
   } catch (const StatusError& e) {
-    graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+    graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
     throw;
   } catch (const std::bad_alloc&) {
-    graph->record_failure(*g_out_of_memory);
+    graph->record_failure(out_of_memory_error());
     throw;
   }
 }
@@ -3833,12 +3979,12 @@ void CompiledGraph::post_step(size_t slot, uint32_t node) noexcept {
 ErrorPtr CompiledGraph::refusal_error(uint32_t node) const noexcept {
   const GraphNode& n = plan_.nodes[node];
   try {
-    if (n.actor->state(nullptr) == TETHER_ACTOR_ALIVE) return *g_out_of_memory;
+    if (n.actor->state(nullptr) == TETHER_ACTOR_ALIVE) return out_of_memory_error();
     return make_error(TETHER_E_SHUTDOWN, 0,
                       "node " + std::to_string(node) + ": actor '" + n.actor->name() + "' is stopping or stopped",
                       n.lane->name());
   } catch (...) {
-    return *g_out_of_memory;
+    return out_of_memory_error();
   }
 }
 
@@ -3865,7 +4011,7 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       try {
         error = actor.dead_error();
       } catch (...) {
-        error = *g_out_of_memory;
+        error = out_of_memory_error();
       }
     } else {
       void** inputs = &s.inputs[input_offset_[node]];
@@ -3945,7 +4091,7 @@ void CompiledGraph::release_values(Slot& s, Ending& ending) noexcept {
     } catch (...) {
       for (UserArg& o : ending.outputs) (void)o.release();  // still the execution's: dropped below
       ending.outputs.clear();
-      ending.error = *g_out_of_memory;
+      ending.error = out_of_memory_error();
     }
   }
   // The execution has ended: every value not passed on is dropped, then the input.
@@ -3967,7 +4113,7 @@ void CompiledGraph::complete(Ending ending) noexcept {
     try {
       future.set_outputs(std::move(ending.outputs));
     } catch (...) {  // no memory to hand the outputs over: the execution fails instead
-      future.finish_call(*g_out_of_memory);
+      future.finish_call(out_of_memory_error());
       return;
     }
     future.finish_call(nullptr);
@@ -4007,7 +4153,6 @@ void CompiledGraph::tear_down() noexcept {
 }
 
 }  // namespace tether
-#undef g_out_of_memory
 // ==== core/control_thread.cpp ====
 
 #include <new>
@@ -4034,32 +4179,33 @@ class ControlBody : public ThreadBody {
 }  // namespace
 
 ControlThread& ControlThread::instance() {
-  static ControlThread* control = new ControlThread();  // never destroyed: see the class comment
-  return *control;
+  return immortal<ControlThread>();  // never destroyed: see the class comment
 }
 
 bool ControlThread::is_current() noexcept { return t_is_control_thread; }
 
-void ControlThread::post(std::function<void()> job) {
+void ControlThread::start() {
+  std::lock_guard lock(mutex_);
+  if (started_ || stopping_) return;
+  thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
+                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }), nullptr);
+  started_ = true;
+}
+
+void ControlThread::post(ControlJob& job) noexcept {
   std::unique_lock lock(mutex_);
-  if (stopping_) {
+  if (stopping_ || !started_) {
     lock.unlock();
-    job();  // the process is exiting: the job only joins exited threads, so run it here
+    job.run();  // exiting (or never started): the job only joins exited threads
     return;
   }
-  if (!started_) {
-    try {
-      thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
-                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }),
-                            nullptr);
-      started_ = true;
-    } catch (const StatusError&) {
-      lock.unlock();
-      job();  // no control thread: the job only joins exited threads, so run it here
-      return;
-    }
+  job.next_ = nullptr;
+  if (tail_ != nullptr) {
+    tail_->next_ = &job;
+  } else {
+    head_ = &job;
   }
-  jobs_.push_back(std::move(job));
+  tail_ = &job;
   lock.unlock();
   cv_.notify_one();
 }
@@ -4067,13 +4213,13 @@ void ControlThread::post(std::function<void()> job) {
 void ControlThread::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
-    if (jobs_.empty()) return;  // stopping, and nothing left to do
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
+    cv_.wait(lock, [&] { return head_ != nullptr || stopping_; });
+    if (head_ == nullptr) return;  // stopping, and nothing left to do
+    ControlJob* job = head_;
+    head_ = job->next_;
+    if (head_ == nullptr) tail_ = nullptr;
     lock.unlock();
-    job();
-    job = nullptr;  // what the job held (maybe an object's last reference) dies unlocked
+    job->run();  // may free the job's owner: job is not touched after this
     lock.lock();
   }
 }
@@ -4085,16 +4231,11 @@ void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
 void ControlThread::after_fork_in_child() noexcept {
   // mutex_ is held by this thread since before_fork. The parent's control thread may have
   // been waiting on cv_, which the child can never wake: the condition variable is made
-  // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs hold the
-  // parent's objects: moved where nothing will ever run or destroy them.
+  // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs belong to
+  // the parent's objects: forgotten, so nothing ever runs them.
   new (&cv_) std::condition_variable();
-  if (!jobs_.empty()) {
-    try {
-      new std::deque<std::function<void()>>(std::move(jobs_));
-    } catch (...) {  // no memory: leaking the jobs in place is as good
-      new (&jobs_) std::deque<std::function<void()>>();
-    }
-  }
+  head_ = nullptr;
+  tail_ = nullptr;
   started_ = false;
   stopping_ = false;
   thread_ = {};
@@ -4128,6 +4269,7 @@ struct StopControlThreadAtExit {
 
 #include <cstdlib>
 
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -4141,6 +4283,21 @@ ErrorPtr make_error(int32_t code, int64_t user_code, std::string message, std::s
   e->type_name = std::move(type_name);
   e->cause = std::move(cause);
   return e;
+}
+
+namespace {
+// Never destroyed: a process may exit while threads still use it.
+const ErrorPtr* const g_out_of_memory = new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory", ""));
+}  // namespace
+
+ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
+
+ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept {
+  try {
+    return make_error(code, 0, message, "");
+  } catch (...) {
+    return out_of_memory_error();
+  }
 }
 
 std::string demangle(const char* mangled) {
@@ -4494,7 +4651,7 @@ GraphPlan Graph::plan() {
   try {
     check_locked();
   } catch (const StatusError& e) {
-    last_error_ = make_error(e.code(), 0, e.what(), "");
+    last_error_ = error_or_out_of_memory(e.code(), e.what());
     throw;
   }
   GraphPlan plan;
@@ -4523,7 +4680,7 @@ void Graph::unfreeze() noexcept {
   --frozen_;
 }
 
-void Graph::record_failure(ErrorPtr e) {
+void Graph::record_failure(ErrorPtr e) noexcept {
   std::lock_guard lock(mutex_);
   last_error_ = std::move(e);
 }
@@ -4543,8 +4700,7 @@ ErrorPtr Graph::last_error() const {
 namespace tether {
 
 GraphHosts& GraphHosts::instance() {
-  static GraphHosts* const hosts = new GraphHosts();  // never destroyed: used until exit
-  return *hosts;
+  return immortal<GraphHosts>();  // never destroyed: used until exit
 }
 
 void GraphHosts::install(const std::vector<Lane*>& lanes, uint64_t graph) {
@@ -4614,8 +4770,7 @@ const char* kind_name(Kind kind) noexcept {
 }
 
 HandleTable& HandleTable::instance() {
-  static HandleTable* table = new HandleTable();  // never destroyed: see the class comment
-  return *table;
+  return immortal<HandleTable>();  // never destroyed: see the class comment
 }
 
 uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
@@ -4629,6 +4784,8 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
       throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
     }
     index = static_cast<uint32_t>(slots_.size());
+    // Room in free_ for every slot, so remove() (a release) never needs memory.
+    free_.reserve(slots_.size() + 1);
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
@@ -4677,7 +4834,7 @@ std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
     obj = std::move(slot.object);
     slot.object.reset();
     ++slot.generation;
-    free_.push_back(static_cast<uint32_t>(index));
+    free_.push_back(static_cast<uint32_t>(index));  // never allocates: reserved by insert
   }
   return obj;  // the caller decides where the object's last reference dies
 }
@@ -5361,7 +5518,16 @@ class Scope::Participant : public ThreadBody {
   UserArg arg_;
 };
 
-Scope::Scope(Options options) : options_(std::move(options)) {}
+// Room for the errors still to come is reserved where a failure can be reported (creating
+// the scope, spawn, report): recording an error when a participant ends (noexcept, no
+// caller to tell) then never allocates. Invariant, under mutex_: errors_.capacity() >=
+// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation).
+Scope::Scope(Options options) : options_(std::move(options)) { errors_.reserve(2); }
+
+void Scope::reserve_errors_locked(size_t more_participants) {
+  const size_t need = errors_.size() + live_ + more_participants + 1;
+  if (errors_.capacity() < need) errors_.reserve(std::max(need, 2 * errors_.capacity()));
+}
 
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
@@ -5409,6 +5575,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       if (threads_orphaned_) threads_->orphan();
     }
     threads = threads_;
+    reserve_errors_locked(1);
     ++live_;
   }
   ThreadOptions thread_options{thread_name, options_.stack_size};
@@ -5470,6 +5637,7 @@ void Scope::report(ErrorPtr e) {
       throw StatusError(TETHER_E_WRONG_STATE, std::string("cannot report an error: the runner already ") +
                                                   (s == TETHER_SUCCEEDED ? "succeeded" : "was cancelled"));
     }
+    reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
   cv_.notify_all();
@@ -5485,7 +5653,13 @@ std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
 
 std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   if (terminal_state == TETHER_CANCELLED) {
-    errors_.push_back(make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name));
+    ErrorPtr cancelled;
+    try {
+      cancelled = make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name);
+    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+      cancelled = out_of_memory_error();
+    }
+    errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;
@@ -5774,7 +5948,6 @@ void LanePresence::release(LanePresence* p) noexcept {
 
 }  // namespace tether
 // ==== core/task.cpp ====
-#define g_out_of_memory g_out_of_memory__task
 
 #include <cstdlib>
 
@@ -5791,11 +5964,6 @@ namespace {
 TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
 TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
-// Built when the library loads, for when even building an error fails: a failure is
-// never lost. Never destroyed (a process may exit while threads still use it).
-const ErrorPtr* const g_out_of_memory =
-    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while recording an error", ""));
-ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
 
 }  // namespace
 
@@ -5861,7 +6029,68 @@ uint64_t current_manual_lane() noexcept { return t_manual_lane; }
 void set_current_manual_lane(uint64_t lane_id) noexcept { t_manual_lane = lane_id; }
 
 }  // namespace tether
-#undef g_out_of_memory
+// ==== core/thread_exit.cpp ====
+
+
+namespace tether {
+namespace {
+
+constexpr int kCleanups = static_cast<int>(Cleanup::kCount);
+// The platform runs the exit function again (at least 4 rounds) while cleanups re-arm it;
+// the exit notice goes out at the latest in this round.
+constexpr int kLastRound = 3;
+
+// The thread's cleanups. Trivially destructible: it needs no cleanup itself.
+struct ExitState {
+  void (*cleanups[kCleanups])() noexcept;
+  void (*notice)(void*) noexcept;
+  void* notice_arg;
+  bool key_set;  // armed with this state's address (the platform disarms before each call)
+  int rounds;
+};
+TETHER_HOT_TLS thread_local ExitState t_exit{};
+
+void run_exit(void* raw) noexcept;
+
+bool set_key(ExitState& s) noexcept {
+  if (s.key_set) return true;
+  if (!platform::notify_at_thread_exit(&run_exit, &s)) return false;
+  s.key_set = true;
+  return true;
+}
+
+void run_exit(void* raw) noexcept {
+  auto& s = *static_cast<ExitState*>(raw);
+  s.key_set = false;  // the platform disarmed it; a cleanup that re-arms sets it again
+  for (auto& fn : s.cleanups) {
+    void (*run)() noexcept = fn;
+    fn = nullptr;
+    if (run != nullptr) run();
+  }
+  if (s.key_set && ++s.rounds < kLastRound) return;  // re-armed: the notice waits for the next round
+  void (*notice)(void*) noexcept = s.notice;
+  s.notice = nullptr;
+  if (notice != nullptr) notice(s.notice_arg);
+}
+
+}  // namespace
+
+bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept {
+  ExitState& s = t_exit;
+  if (!set_key(s)) return false;
+  s.cleanups[static_cast<int>(which)] = fn;
+  return true;
+}
+
+bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept {
+  ExitState& s = t_exit;
+  if (!set_key(s)) return false;
+  s.notice = fn;
+  s.notice_arg = arg;
+  return true;
+}
+
+}  // namespace tether
 // ==== core/thread_group.cpp ====
 
 #include <atomic>
@@ -5896,28 +6125,33 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// The exit notice (platform::notify_at_thread_exit) tells the thread's owner it exited,
-// once the thread's own work, its thread_local destructors included, is done.
-void on_thread_exit(void* raw) {
+// The exit notice tells the thread's owner it exited. It runs last at the thread's end
+// (thread_exit.h), after every thread-local destructor and library cleanup, so the owner
+// hears of the exit only once the thread's own work, its destructors included, is done.
+void on_thread_exit(void* raw) noexcept {
   auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
   (*hook)->exited(platform::current_thread());
   delete hook;
 }
 
+// StartData: what a new thread needs, all of it allocated before the thread starts so the
+// thread itself never allocates before its body runs (nothing could report it there).
 struct StartData {
   std::string os_name;
   std::unique_ptr<ThreadBody> body;
-  std::shared_ptr<ThreadExitHook> on_exit;
+  std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
 void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  if (start->on_exit) {
-    platform::notify_at_thread_exit(&on_thread_exit, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
-  }
+  std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
+  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
+  // given at the end of thread_main instead (before this thread's TLS destructors).
+  if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
   platform::set_current_thread_name(start->os_name);
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
+  if (hook != nullptr) on_thread_exit(hook);
 }
 
 std::string cpu_refused(int cpu) {
@@ -5955,8 +6189,10 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
-  auto start = std::make_unique<StartData>(
-      StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
+  auto start = std::make_unique<StartData>();
+  start->os_name = os_visible_name(options.name);
+  start->body = std::move(body);
+  if (on_exit) start->on_exit = std::make_unique<std::shared_ptr<ThreadExitHook>>(std::move(on_exit));
   // Whether the process may run on the CPU is the kernel's to say, for the new thread:
   // the creating thread may be pinned elsewhere, and so may the main thread.
   platform::Thread thread;
@@ -5979,17 +6215,35 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
 }
 
 void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body) {
+  // Everything that can fail comes before the thread starts: the control thread that
+  // will reap it, and room for its entry. Once the thread started, nothing throws.
+  ControlThread::instance().start();
   // mutex_ is held across the creation so the new thread's exit notice finds its entry.
   std::lock_guard lock(mutex_);
+  if (threads_.size() == threads_.capacity()) threads_.reserve(2 * threads_.size() + 4);
   g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
     const platform::Thread t = start_os_thread(options, std::move(body), shared_from_this());
-    threads_.push_back(Entry{t, false});
+    threads_.push_back(Entry{t, false});  // no allocation: reserved above
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
     throw;
   }
   ++running_;
+}
+
+void ThreadGroup::ReapJob::run() noexcept {
+  std::shared_ptr<ThreadGroup> group;
+  {
+    std::lock_guard lock(group_->mutex_);
+    group = std::move(group_->reap_keepalive_);
+  }
+  group->reap();  // the group may die with `group`, after its last use
+}
+
+void ThreadGroup::schedule_reap_locked() noexcept {
+  reap_scheduled_ = true;
+  reap_keepalive_ = shared_from_this();  // no allocation: the control block exists
 }
 
 void ThreadGroup::exited(const platform::Thread& self) noexcept {
@@ -6000,30 +6254,31 @@ void ThreadGroup::exited(const platform::Thread& self) noexcept {
     for (Entry& e : threads_) {
       if (platform::same_thread(e.thread, self)) e.exited = true;  // absent: join_all already has it
     }
-    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
-  }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
-}
-
-std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only, const platform::Thread* skip) {
-  std::vector<platform::Thread> claimed;
-  auto keep = threads_.begin();
-  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if ((exited_only && !it->exited) || (skip != nullptr && platform::same_thread(it->thread, *skip))) {
-      *keep++ = *it;
-    } else {
-      claimed.push_back(it->thread);
+    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) {
+      schedule_reap_locked();
+      schedule = true;
     }
   }
-  threads_.erase(keep, threads_.end());
-  return claimed;
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
-void ThreadGroup::reap() {
+bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept {
+  const platform::Thread self = platform::current_thread();
+  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+    // Never the calling thread: a job run on an exiting thread must not join itself.
+    if ((exited_only && !it->exited) || platform::same_thread(it->thread, self)) continue;
+    *out = it->thread;
+    threads_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+void ThreadGroup::reap() noexcept {
   std::unique_lock lock(mutex_);
-  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
+  for (platform::Thread t; claim_locked(/*exited_only=*/true, &t);) {
     lock.unlock();
-    for (const platform::Thread& t : batch) join_counted(t);  // each has finished its work
+    join_counted(t);  // it has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -6034,15 +6289,16 @@ void ThreadGroup::join_all() {
   // A thread of the group that joins it (an object released from one of its own nested
   // threads) cannot join itself: it is left to the control thread, which joins it once
   // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
-  const platform::Thread self = platform::current_thread();
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false, &self);
-    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
-    if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
+    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
+    platform::Thread t;
+    if (!claim_locked(/*exited_only=*/false, &t)) {  // claim_locked never returns this thread
+      if (!threads_.empty()) orphaned_ = true;        // what is left is this thread: see above
+      return;  // every other thread spawned (also by those joined) is joined
+    }
     lock.unlock();
-    for (const platform::Thread& t : batch) join_counted(t);  // waits for each to end: one wake-up, as std::thread
+    join_counted(t);  // waits for it to end: one wake-up, as std::thread
     lock.lock();
   }
 }
@@ -6053,10 +6309,13 @@ void ThreadGroup::orphan() {
     std::lock_guard lock(mutex_);
     orphaned_ = true;
     for (const Entry& e : threads_) {
-      if (e.exited && !reap_scheduled_) schedule = reap_scheduled_ = true;
+      if (e.exited && !reap_scheduled_) {
+        schedule_reap_locked();
+        schedule = true;
+      }
     }
   }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
 size_t ThreadGroup::running() const {
@@ -6409,19 +6668,26 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
 namespace tether::capi {
 namespace {
 
-thread_local std::string t_last_error;
+// Made on first use, destroyed by the thread's cleanup (thread_exit.h).
+thread_local ThreadLocalSlot<std::string, Cleanup::LastError> t_last_error;
+void destroy_last_error() noexcept { t_last_error.destroy(); }
 
 }  // namespace
 
 void set_last_error(const char* text) noexcept {
+  std::string* last = t_last_error.get(&destroy_last_error);
+  if (last == nullptr) return;  // no memory to keep a text: the status code still says it all
   try {
-    t_last_error = text;
+    *last = text;
   } catch (...) {
-    t_last_error.clear();  // no memory for the text: the status code still says it all
+    last->clear();
   }
 }
 
-size_t last_error_copy(char* buf, size_t cap) noexcept { return copy_out(t_last_error, buf, cap); }
+size_t last_error_copy(char* buf, size_t cap) noexcept {
+  const std::string* last = t_last_error.get(&destroy_last_error);
+  return copy_out(last != nullptr ? *last : std::string(), buf, cap);
+}
 
 Task& current_task(const tether_task* t) {
   if (t == nullptr) fail(TETHER_E_INVALID_ARGUMENT, "task must not be NULL");
@@ -6955,7 +7221,7 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
     try {
       options = read_compile_options(o);
     } catch (const StatusError& e) {  // a fault of this compile too: tether_graph_error says it
-      graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+      graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
       throw;
     }
     out->id = CompiledGraph::compile(graph, options);
@@ -7320,7 +7586,7 @@ pthread_t from_handle(std::uintptr_t h) noexcept {
 // only once the thread's own work, its destructors included, is done. (A key is also much
 // cheaper per thread than a C++ thread_local with a destructor, which registers through
 // the loader's lock.) The function sits in a trivial thread_local: no registration.
-thread_local void (*t_exit_fn)(void*) = nullptr;
+thread_local void (*t_exit_fn)(void*) noexcept = nullptr;
 
 void run_exit_notice(void* arg) {
   if (t_exit_fn != nullptr) t_exit_fn(arg);
@@ -7472,9 +7738,9 @@ std::string current_thread_name() {
   return buf;
 }
 
-void notify_at_thread_exit(void (*fn)(void*), void* arg) {
+bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept {
   t_exit_fn = fn;
-  pthread_setspecific(g_exit_key, arg);
+  return pthread_setspecific(g_exit_key, arg) == 0;  // glibc clears the key before each call
 }
 
 bool enable_process_barrier() noexcept {

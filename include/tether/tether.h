@@ -120,6 +120,12 @@ TETHER_API const char *tether_version_string(void);
  *
  * Handles given to a callback (tether_task_runner, tether_task_actor) are BORROWED: usable
  * during the callback, never released by the callee.
+ *
+ * Limit: at most 16,777,216 (2^24) handles of all kinds are live at once (a handle is live
+ * from the call that returns it until its release; every tether_error copy counts). At the
+ * limit, a call that would return a new handle fails with TETHER_E_NO_MEMORY ("too many
+ * live handles") and leaves nothing behind: its arg is dropped, as for any failure.
+ * Releasing a handle frees its slot at once.
  * ---------------------------------------------------------------------------------------- */
 
 typedef struct tether_runner   { uint64_t id; } tether_runner;

@@ -3,23 +3,31 @@
 #include <algorithm>
 
 #include "core/handle_table.h"
+#include "core/thread_exit.h"
 
 namespace tether::capi {
 namespace {
 
-thread_local std::string t_last_error;
+// Made on first use, destroyed by the thread's cleanup (thread_exit.h).
+thread_local ThreadLocalSlot<std::string, Cleanup::LastError> t_last_error;
+void destroy_last_error() noexcept { t_last_error.destroy(); }
 
 }  // namespace
 
 void set_last_error(const char* text) noexcept {
+  std::string* last = t_last_error.get(&destroy_last_error);
+  if (last == nullptr) return;  // no memory to keep a text: the status code still says it all
   try {
-    t_last_error = text;
+    *last = text;
   } catch (...) {
-    t_last_error.clear();  // no memory for the text: the status code still says it all
+    last->clear();
   }
 }
 
-size_t last_error_copy(char* buf, size_t cap) noexcept { return copy_out(t_last_error, buf, cap); }
+size_t last_error_copy(char* buf, size_t cap) noexcept {
+  const std::string* last = t_last_error.get(&destroy_last_error);
+  return copy_out(last != nullptr ? *last : std::string(), buf, cap);
+}
 
 Task& current_task(const tether_task* t) {
   if (t == nullptr) fail(TETHER_E_INVALID_ARGUMENT, "task must not be NULL");

@@ -119,7 +119,7 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
     try {
       options = read_compile_options(o);
     } catch (const StatusError& e) {  // a fault of this compile too: tether_graph_error says it
-      graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+      graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
       throw;
     }
     out->id = CompiledGraph::compile(graph, options);

@@ -195,6 +195,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     actor->executor_->drop_user(/*wait=*/true);
   };
   HandleTable& table = HandleTable::instance();
+  std::unique_ptr<CtorCall> ctor_call;
   try {
     for (const GroupSpec& spec : o.groups) {
       Lane::Options lane;
@@ -205,13 +206,16 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       actor->groups_.back().lane->start(*actor->group_threads_, actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
+    // Made before the handle exists: once it does, nothing may fail (a failing create
+    // leaves no handle and no thread behind; its arg dies with the call, before we return).
+    ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
     actor->handle_ = table.insert(Kind::Actor, actor);
   } catch (...) {
     undo();
     throw;
   }
   actor->accept();  // the constructor is a call too
-  actor->default_lane_->push(new CtorCall(*actor, ctor, std::move(ctor_arg)));
+  actor->default_lane_->push(ctor_call.release());
   return actor->handle_;
 }
 

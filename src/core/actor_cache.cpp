@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/actor.h"
+#include "core/thread_exit.h"
 
 namespace tether::actor_cache {
 
@@ -67,7 +68,9 @@ struct Cache {
   }
 };
 
-thread_local Cache t_cache;  // touched on the slow paths only (it has a destructor)
+// Touched on the slow paths only; made on first use, destroyed by the thread's cleanup.
+thread_local ThreadLocalSlot<Cache, Cleanup::ActorCache> t_cache;
+void destroy_cache() noexcept { t_cache.destroy(); }
 
 Entry* find(Cache& c, uint64_t id) noexcept {
   if (id == 0) return nullptr;  // the null handle; also what empty entries hold
@@ -93,7 +96,9 @@ void forget_released(uint64_t id) noexcept {
 
 bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
   if (id == 0 || t_cache_gone) return false;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
+  Cache& c = *cp;
   Closing evicted;
   Entry* e = find(c, id);
   if (e == nullptr) {
@@ -124,7 +129,9 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
 
 void forget(uint64_t id) noexcept {
   if (t_cache_gone) return;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
   Entry* e = find(c, id);
   if (e == nullptr) return;
   Closing gone{std::move(*e)};
@@ -133,7 +140,9 @@ void forget(uint64_t id) noexcept {
 
 void after_fork_in_child() noexcept {
   if (t_cache_gone) return;
-  Cache& c = t_cache;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
   for (Entry& e : c.entries) {
     if (e.id == 0 && !e.actor) continue;
     try {

@@ -2,10 +2,11 @@
 
 #include <mutex>
 #include <new>
-#include <vector>
 
 #include "core/fork_guard.h"
 #include "core/hot_tls.h"
+#include "core/immortal.h"
+#include "core/thread_exit.h"
 
 namespace tether {
 namespace {
@@ -30,27 +31,24 @@ struct FreeSlot {
 struct Depot {
   static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
   ForkSafeMutex mutex;
-  std::vector<FreeSlot*> batches;  // guarded by mutex
+  FreeSlot* batches[kMaxBatches] = {};  // guarded by mutex: a fixed array, so give() never allocates
+  size_t count = 0;                     // guarded by mutex
 
   FreeSlot* take() {
     std::lock_guard lock(mutex);
-    if (batches.empty()) return nullptr;
-    FreeSlot* b = batches.back();
-    batches.pop_back();
-    return b;
+    return count == 0 ? nullptr : batches[--count];
   }
-  bool give(FreeSlot* batch) {
+  bool give(FreeSlot* batch) noexcept {
     std::lock_guard lock(mutex);
-    if (batches.size() >= kMaxBatches) return false;
-    batches.push_back(batch);
+    if (count >= kMaxBatches) return false;
+    batches[count++] = batch;
     return true;
   }
 };
 
-Depot& depot() {
-  static Depot* d = new Depot();  // never destroyed: threads may free slots during exit
-  return *d;
-}
+// Never destroyed (threads may free slots during exit); made without allocating, so a
+// free() that first touches it cannot fail.
+Depot& depot() noexcept { return immortal<Depot>(); }
 
 void release_list(FreeSlot* list) noexcept {
   while (list != nullptr) {
@@ -63,15 +61,14 @@ void release_list(FreeSlot* list) noexcept {
 struct Magazine {
   FreeSlot* slots = nullptr;  // free slots of this thread
   size_t count = 0;
-  bool gone = false;          // destroyed: a later thread-local destructor uses the heap
   ~Magazine() {  // the thread ends: its slots go to the depot, or back to the heap
     if (slots != nullptr && !depot().give(slots)) release_list(slots);
-    slots = nullptr;
-    count = 0;
-    gone = true;
   }
 };
-TETHER_HOT_TLS thread_local Magazine t_magazine;
+// Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
+// could not be armed (no memory): then this thread uses the heap.
+TETHER_HOT_TLS thread_local ThreadLocalSlot<Magazine, Cleanup::CallPool> t_magazine;
+void destroy_magazine() noexcept { t_magazine.destroy(); }
 
 }  // namespace
 
@@ -81,8 +78,9 @@ void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_chil
 
 void* CallPool::allocate(size_t size) {
   if (!kPooled || size > kSlotSize) return ::operator new(size);
-  Magazine& m = t_magazine;
-  if (m.gone) return ::operator new(kSlotSize);
+  Magazine* mp = t_magazine.get(&destroy_magazine);
+  if (mp == nullptr) return ::operator new(kSlotSize);
+  Magazine& m = *mp;
   if (m.slots == nullptr) {
     m.slots = depot().take();
     m.count = m.slots != nullptr ? kMagazine : 0;
@@ -100,11 +98,12 @@ void CallPool::free(void* p) noexcept {
     ::operator delete(p);
     return;
   }
-  Magazine& m = t_magazine;
-  if (m.gone) {
+  Magazine* mp = t_magazine.get(&destroy_magazine);
+  if (mp == nullptr) {
     ::operator delete(p);
     return;
   }
+  Magazine& m = *mp;
   if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
     if (!depot().give(m.slots)) release_list(m.slots);
     m.slots = nullptr;

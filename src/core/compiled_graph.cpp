@@ -16,10 +16,6 @@ constexpr const char* kExecutionName = "tether-graph";
 
 std::atomic<uint64_t> g_next_compiled_id{1};
 
-// Built when the library loads, for a step that cannot even build its error.
-const ErrorPtr* const g_out_of_memory =
-    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while running a compiled graph", ""));
-
 }  // namespace
 
 // Slot: one execution in flight (see the class comment for who writes what, when).
@@ -108,8 +104,10 @@ void CompiledGraph::build() {
 }
 
 uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options) {
-  GraphPlan plan = graph->plan();  // records its own failure
+  // Every failure of a compile, a plan's out of memory included, is recorded on the graph
+  // for tether_graph_error.
   try {
+    GraphPlan plan = graph->plan();
     std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
     compiled->build();
     std::vector<Lane*> lanes;
@@ -123,10 +121,10 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
       throw;  // ~CompiledGraph uninstalls
     }
   } catch (const StatusError& e) {
-    graph->record_failure(make_error(e.code(), 0, e.what(), ""));
+    graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
     throw;
   } catch (const std::bad_alloc&) {
-    graph->record_failure(*g_out_of_memory);
+    graph->record_failure(out_of_memory_error());
     throw;
   }
 }
@@ -211,12 +209,12 @@ void CompiledGraph::post_step(size_t slot, uint32_t node) noexcept {
 ErrorPtr CompiledGraph::refusal_error(uint32_t node) const noexcept {
   const GraphNode& n = plan_.nodes[node];
   try {
-    if (n.actor->state(nullptr) == TETHER_ACTOR_ALIVE) return *g_out_of_memory;
+    if (n.actor->state(nullptr) == TETHER_ACTOR_ALIVE) return out_of_memory_error();
     return make_error(TETHER_E_SHUTDOWN, 0,
                       "node " + std::to_string(node) + ": actor '" + n.actor->name() + "' is stopping or stopped",
                       n.lane->name());
   } catch (...) {
-    return *g_out_of_memory;
+    return out_of_memory_error();
   }
 }
 
@@ -243,7 +241,7 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       try {
         error = actor.dead_error();
       } catch (...) {
-        error = *g_out_of_memory;
+        error = out_of_memory_error();
       }
     } else {
       void** inputs = &s.inputs[input_offset_[node]];
@@ -323,7 +321,7 @@ void CompiledGraph::release_values(Slot& s, Ending& ending) noexcept {
     } catch (...) {
       for (UserArg& o : ending.outputs) (void)o.release();  // still the execution's: dropped below
       ending.outputs.clear();
-      ending.error = *g_out_of_memory;
+      ending.error = out_of_memory_error();
     }
   }
   // The execution has ended: every value not passed on is dropped, then the input.
@@ -345,7 +343,7 @@ void CompiledGraph::complete(Ending ending) noexcept {
     try {
       future.set_outputs(std::move(ending.outputs));
     } catch (...) {  // no memory to hand the outputs over: the execution fails instead
-      future.finish_call(*g_out_of_memory);
+      future.finish_call(out_of_memory_error());
       return;
     }
     future.finish_call(nullptr);

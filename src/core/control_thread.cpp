@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "core/immortal.h"
 #include "core/status_error.h"
 #include "core/thread_group.h"
 #include "core/hot_tls.h"
@@ -27,32 +28,33 @@ class ControlBody : public ThreadBody {
 }  // namespace
 
 ControlThread& ControlThread::instance() {
-  static ControlThread* control = new ControlThread();  // never destroyed: see the class comment
-  return *control;
+  return immortal<ControlThread>();  // never destroyed: see the class comment
 }
 
 bool ControlThread::is_current() noexcept { return t_is_control_thread; }
 
-void ControlThread::post(std::function<void()> job) {
+void ControlThread::start() {
+  std::lock_guard lock(mutex_);
+  if (started_ || stopping_) return;
+  thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
+                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }), nullptr);
+  started_ = true;
+}
+
+void ControlThread::post(ControlJob& job) noexcept {
   std::unique_lock lock(mutex_);
-  if (stopping_) {
+  if (stopping_ || !started_) {
     lock.unlock();
-    job();  // the process is exiting: the job only joins exited threads, so run it here
+    job.run();  // exiting (or never started): the job only joins exited threads
     return;
   }
-  if (!started_) {
-    try {
-      thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
-                            std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }),
-                            nullptr);
-      started_ = true;
-    } catch (const StatusError&) {
-      lock.unlock();
-      job();  // no control thread: the job only joins exited threads, so run it here
-      return;
-    }
+  job.next_ = nullptr;
+  if (tail_ != nullptr) {
+    tail_->next_ = &job;
+  } else {
+    head_ = &job;
   }
-  jobs_.push_back(std::move(job));
+  tail_ = &job;
   lock.unlock();
   cv_.notify_one();
 }
@@ -60,13 +62,13 @@ void ControlThread::post(std::function<void()> job) {
 void ControlThread::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
-    if (jobs_.empty()) return;  // stopping, and nothing left to do
-    std::function<void()> job = std::move(jobs_.front());
-    jobs_.pop_front();
+    cv_.wait(lock, [&] { return head_ != nullptr || stopping_; });
+    if (head_ == nullptr) return;  // stopping, and nothing left to do
+    ControlJob* job = head_;
+    head_ = job->next_;
+    if (head_ == nullptr) tail_ = nullptr;
     lock.unlock();
-    job();
-    job = nullptr;  // what the job held (maybe an object's last reference) dies unlocked
+    job->run();  // may free the job's owner: job is not touched after this
     lock.lock();
   }
 }
@@ -78,16 +80,11 @@ void ControlThread::after_fork_in_parent() noexcept { mutex_.unlock(); }
 void ControlThread::after_fork_in_child() noexcept {
   // mutex_ is held by this thread since before_fork. The parent's control thread may have
   // been waiting on cv_, which the child can never wake: the condition variable is made
-  // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs hold the
-  // parent's objects: moved where nothing will ever run or destroy them.
+  // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs belong to
+  // the parent's objects: forgotten, so nothing ever runs them.
   new (&cv_) std::condition_variable();
-  if (!jobs_.empty()) {
-    try {
-      new std::deque<std::function<void()>>(std::move(jobs_));
-    } catch (...) {  // no memory: leaking the jobs in place is as good
-      new (&jobs_) std::deque<std::function<void()>>();
-    }
-  }
+  head_ = nullptr;
+  tail_ = nullptr;
   started_ = false;
   stopping_ = false;
   thread_ = {};

@@ -7,16 +7,35 @@
 // The instance is never destroyed (a process may exit while library threads still post
 // to it); at exit the thread itself is stopped and joined, so no library thread of ours
 // outlives the process's static destructors, and later posts run on the caller.
+//
+// Nothing here allocates after start(): jobs are intrusive nodes their owners embed, so a
+// post from an exiting thread's TLS destructor (where nothing can report a failure) cannot
+// fail. The thread itself is started by start(), which every owner of threads calls
+// before it creates one (ThreadGroup::spawn): so the thread that needs it gets the
+// TETHER_E_THREAD_CREATE, and an exiting thread never has to run a job itself.
 #pragma once
 
 #include <condition_variable>
-#include <deque>
-#include <functional>
 #include <mutex>
 
+#include "core/immortal.h"
 #include "platform/platform.h"
 
 namespace tether {
+
+// ControlJob: one queued unit of work. Its owner keeps it alive until run() is called
+// and posts it again only after that (one node, one queue entry at a time).
+class ControlJob {
+ public:
+  virtual void run() noexcept = 0;
+
+ protected:
+  ~ControlJob() = default;
+
+ private:
+  friend class ControlThread;
+  ControlJob* next_ = nullptr;  // guarded by the control thread's mutex_ while queued
+};
 
 class ControlThread {
  public:
@@ -25,9 +44,14 @@ class ControlThread {
   ControlThread(const ControlThread&) = delete;
   ControlThread& operator=(const ControlThread&) = delete;
 
-  // post: queues job to run on the control thread, started on first use. If the OS
-  // refuses that thread, the job runs on the caller instead (it only joins exited threads).
-  void post(std::function<void()> job);
+  // start: starts the thread if it is not running yet. Throws StatusError
+  // (TETHER_E_THREAD_CREATE) when the OS refuses it; nothing else changes then.
+  void start();
+
+  // post: queues job to run on the control thread. Never fails and never allocates. If
+  // the thread is not running (the process is exiting, or start() was never called), the
+  // job runs on the caller: it only joins exited threads.
+  void post(ControlJob& job) noexcept;
 
   // is_current: true on the control thread (a wait there would stall every other job).
   [[nodiscard]] static bool is_current() noexcept;
@@ -37,21 +61,24 @@ class ControlThread {
   void stop_at_exit();
 
   // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
-  // (the parent's objects) are left alone for good, and a later post starts a new one.
+  // (the parent's objects) are left alone for good, and a later start() makes a new one.
   void before_fork();
   void after_fork_in_parent() noexcept;
   void after_fork_in_child() noexcept;
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   ControlThread() = default;
   void loop();
 
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;  // guarded by mutex_
+  ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
+  ControlJob* tail_ = nullptr;              // guarded by mutex_
   bool started_ = false;                    // guarded by mutex_
   bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
-  platform::Thread thread_{};                      // valid once started_
+  platform::Thread thread_{};               // valid once started_
 };
 
 }  // namespace tether

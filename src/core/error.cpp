@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "platform/platform.h"
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -18,6 +19,21 @@ ErrorPtr make_error(int32_t code, int64_t user_code, std::string message, std::s
   e->type_name = std::move(type_name);
   e->cause = std::move(cause);
   return e;
+}
+
+namespace {
+// Never destroyed: a process may exit while threads still use it.
+const ErrorPtr* const g_out_of_memory = new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory", ""));
+}  // namespace
+
+ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
+
+ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept {
+  try {
+    return make_error(code, 0, message, "");
+  } catch (...) {
+    return out_of_memory_error();
+  }
 }
 
 std::string demangle(const char* mangled) {

@@ -26,6 +26,14 @@ struct Error {
                                   std::string thread_name, std::string type_name = {},
                                   ErrorPtr cause = nullptr);
 
+// out_of_memory_error: TETHER_E_NO_MEMORY "out of memory", built when the library loads:
+// what is kept where even building an error failed, so a failure is never lost.
+[[nodiscard]] ErrorPtr out_of_memory_error() noexcept;
+
+// error_or_out_of_memory: make_error(code, 0, message, "") or, when even that needs
+// memory it cannot have, out_of_memory_error(): for recording a failure in noexcept code.
+[[nodiscard]] ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept;
+
 // Demangles a C++ type name ("St13runtime_error" -> "std::runtime_error").
 [[nodiscard]] std::string demangle(const char* mangled);
 

@@ -137,7 +137,7 @@ GraphPlan Graph::plan() {
   try {
     check_locked();
   } catch (const StatusError& e) {
-    last_error_ = make_error(e.code(), 0, e.what(), "");
+    last_error_ = error_or_out_of_memory(e.code(), e.what());
     throw;
   }
   GraphPlan plan;
@@ -166,7 +166,7 @@ void Graph::unfreeze() noexcept {
   --frozen_;
 }
 
-void Graph::record_failure(ErrorPtr e) {
+void Graph::record_failure(ErrorPtr e) noexcept {
   std::lock_guard lock(mutex_);
   last_error_ = std::move(e);
 }

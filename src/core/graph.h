@@ -61,7 +61,7 @@ class Graph {
   void unfreeze() noexcept;
 
   // record_failure: why the last compile failed (null: it succeeded).
-  void record_failure(ErrorPtr e);
+  void record_failure(ErrorPtr e) noexcept;
   [[nodiscard]] ErrorPtr last_error() const;
 
  private:

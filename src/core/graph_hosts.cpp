@@ -3,14 +3,14 @@
 #include <string>
 
 #include "core/lane.h"
+#include "core/immortal.h"
 #include "core/status_error.h"
 #include "tether/tether.h"
 
 namespace tether {
 
 GraphHosts& GraphHosts::instance() {
-  static GraphHosts* const hosts = new GraphHosts();  // never destroyed: used until exit
-  return *hosts;
+  return immortal<GraphHosts>();  // never destroyed: used until exit
 }
 
 void GraphHosts::install(const std::vector<Lane*>& lanes, uint64_t graph) {

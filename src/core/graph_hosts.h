@@ -5,6 +5,8 @@
 // are keyed by id (never reused), so an entry can never name a later lane.
 #pragma once
 
+#include "core/immortal.h"
+
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -32,6 +34,8 @@ class GraphHosts {
   void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   GraphHosts() = default;
   ForkSafeMutex mutex_;
   std::unordered_map<uint64_t, uint64_t> hosts_;  // guarded by mutex_: lane id -> graph

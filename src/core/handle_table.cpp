@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/immortal.h"
 #include "core/status_error.h"
 #include "tether/tether.h"
 
@@ -40,8 +41,7 @@ const char* kind_name(Kind kind) noexcept {
 }
 
 HandleTable& HandleTable::instance() {
-  static HandleTable* table = new HandleTable();  // never destroyed: see the class comment
-  return *table;
+  return immortal<HandleTable>();  // never destroyed: see the class comment
 }
 
 uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
@@ -55,6 +55,8 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
       throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
     }
     index = static_cast<uint32_t>(slots_.size());
+    // Room in free_ for every slot, so remove() (a release) never needs memory.
+    free_.reserve(slots_.size() + 1);
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
@@ -103,7 +105,7 @@ std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
     obj = std::move(slot.object);
     slot.object.reset();
     ++slot.generation;
-    free_.push_back(static_cast<uint32_t>(index));
+    free_.push_back(static_cast<uint32_t>(index));  // never allocates: reserved by insert
   }
   return obj;  // the caller decides where the object's last reference dies
 }

@@ -14,6 +14,8 @@
 // free_. The table is never destroyed (a process may exit with live handles).
 #pragma once
 
+#include "core/immortal.h"
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +57,8 @@ class HandleTable {
   void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
 
  private:
+  template <class T>
+  friend T& immortal() noexcept;
   HandleTable() = default;
 
   struct Slot {

@@ -45,7 +45,16 @@ class Scope::Participant : public ThreadBody {
   UserArg arg_;
 };
 
-Scope::Scope(Options options) : options_(std::move(options)) {}
+// Room for the errors still to come is reserved where a failure can be reported (creating
+// the scope, spawn, report): recording an error when a participant ends (noexcept, no
+// caller to tell) then never allocates. Invariant, under mutex_: errors_.capacity() >=
+// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation).
+Scope::Scope(Options options) : options_(std::move(options)) { errors_.reserve(2); }
+
+void Scope::reserve_errors_locked(size_t more_participants) {
+  const size_t need = errors_.size() + live_ + more_participants + 1;
+  if (errors_.capacity() < need) errors_.reserve(std::max(need, 2 * errors_.capacity()));
+}
 
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
@@ -93,6 +102,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       if (threads_orphaned_) threads_->orphan();
     }
     threads = threads_;
+    reserve_errors_locked(1);
     ++live_;
   }
   ThreadOptions thread_options{thread_name, options_.stack_size};
@@ -154,6 +164,7 @@ void Scope::report(ErrorPtr e) {
       throw StatusError(TETHER_E_WRONG_STATE, std::string("cannot report an error: the runner already ") +
                                                   (s == TETHER_SUCCEEDED ? "succeeded" : "was cancelled"));
     }
+    reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
   cv_.notify_all();
@@ -169,7 +180,13 @@ std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
 
 std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   if (terminal_state == TETHER_CANCELLED) {
-    errors_.push_back(make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name));
+    ErrorPtr cancelled;
+    try {
+      cancelled = make_error(TETHER_E_CANCELLED, 0, options_.name + " was cancelled", options_.name);
+    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+      cancelled = out_of_memory_error();
+    }
+    errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;

@@ -177,6 +177,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
   [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
   static void run_notices(std::vector<Notice> notices);
+  // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
+  void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
 
   const Options options_;

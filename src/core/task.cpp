@@ -18,11 +18,6 @@ namespace {
 TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
 TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
-// Built when the library loads, for when even building an error fails: a failure is
-// never lost. Never destroyed (a process may exit while threads still use it).
-const ErrorPtr* const g_out_of_memory =
-    new ErrorPtr(make_error(TETHER_E_NO_MEMORY, 0, "out of memory while recording an error", ""));
-ErrorPtr out_of_memory_error() noexcept { return *g_out_of_memory; }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include "core/control_thread.h"
 #include "core/status_error.h"
+#include "core/thread_exit.h"
 #include "tether/tether.h"
 
 namespace tether {
@@ -34,28 +35,33 @@ bool injected_failure() noexcept {
   return false;
 }
 
-// The exit notice (platform::notify_at_thread_exit) tells the thread's owner it exited,
-// once the thread's own work, its thread_local destructors included, is done.
-void on_thread_exit(void* raw) {
+// The exit notice tells the thread's owner it exited. It runs last at the thread's end
+// (thread_exit.h), after every thread-local destructor and library cleanup, so the owner
+// hears of the exit only once the thread's own work, its destructors included, is done.
+void on_thread_exit(void* raw) noexcept {
   auto* hook = static_cast<std::shared_ptr<ThreadExitHook>*>(raw);
   (*hook)->exited(platform::current_thread());
   delete hook;
 }
 
+// StartData: what a new thread needs, all of it allocated before the thread starts so the
+// thread itself never allocates before its body runs (nothing could report it there).
 struct StartData {
   std::string os_name;
   std::unique_ptr<ThreadBody> body;
-  std::shared_ptr<ThreadExitHook> on_exit;
+  std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
 void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  if (start->on_exit) {
-    platform::notify_at_thread_exit(&on_thread_exit, new std::shared_ptr<ThreadExitHook>(std::move(start->on_exit)));
-  }
+  std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
+  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
+  // given at the end of thread_main instead (before this thread's TLS destructors).
+  if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
   platform::set_current_thread_name(start->os_name);
   start->body->run();
   start.reset();  // the body (and what it holds) dies before the exit notice
+  if (hook != nullptr) on_thread_exit(hook);
 }
 
 std::string cpu_refused(int cpu) {
@@ -93,8 +99,10 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
   if (injected_failure()) {
     throw StatusError(TETHER_E_THREAD_CREATE, "cannot create thread '" + options.name + "': injected failure");
   }
-  auto start = std::make_unique<StartData>(
-      StartData{os_visible_name(options.name), std::move(body), std::move(on_exit)});
+  auto start = std::make_unique<StartData>();
+  start->os_name = os_visible_name(options.name);
+  start->body = std::move(body);
+  if (on_exit) start->on_exit = std::make_unique<std::shared_ptr<ThreadExitHook>>(std::move(on_exit));
   // Whether the process may run on the CPU is the kernel's to say, for the new thread:
   // the creating thread may be pinned elsewhere, and so may the main thread.
   platform::Thread thread;
@@ -117,17 +125,35 @@ platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<T
 }
 
 void ThreadGroup::spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body) {
+  // Everything that can fail comes before the thread starts: the control thread that
+  // will reap it, and room for its entry. Once the thread started, nothing throws.
+  ControlThread::instance().start();
   // mutex_ is held across the creation so the new thread's exit notice finds its entry.
   std::lock_guard lock(mutex_);
+  if (threads_.size() == threads_.capacity()) threads_.reserve(2 * threads_.size() + 4);
   g_unjoined.fetch_add(1, std::memory_order_acq_rel);
   try {
     const platform::Thread t = start_os_thread(options, std::move(body), shared_from_this());
-    threads_.push_back(Entry{t, false});
+    threads_.push_back(Entry{t, false});  // no allocation: reserved above
   } catch (...) {
     g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
     throw;
   }
   ++running_;
+}
+
+void ThreadGroup::ReapJob::run() noexcept {
+  std::shared_ptr<ThreadGroup> group;
+  {
+    std::lock_guard lock(group_->mutex_);
+    group = std::move(group_->reap_keepalive_);
+  }
+  group->reap();  // the group may die with `group`, after its last use
+}
+
+void ThreadGroup::schedule_reap_locked() noexcept {
+  reap_scheduled_ = true;
+  reap_keepalive_ = shared_from_this();  // no allocation: the control block exists
 }
 
 void ThreadGroup::exited(const platform::Thread& self) noexcept {
@@ -138,30 +164,31 @@ void ThreadGroup::exited(const platform::Thread& self) noexcept {
     for (Entry& e : threads_) {
       if (platform::same_thread(e.thread, self)) e.exited = true;  // absent: join_all already has it
     }
-    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) schedule = reap_scheduled_ = true;
-  }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
-}
-
-std::vector<platform::Thread> ThreadGroup::claim_locked(bool exited_only, const platform::Thread* skip) {
-  std::vector<platform::Thread> claimed;
-  auto keep = threads_.begin();
-  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    if ((exited_only && !it->exited) || (skip != nullptr && platform::same_thread(it->thread, *skip))) {
-      *keep++ = *it;
-    } else {
-      claimed.push_back(it->thread);
+    if (!reap_scheduled_ && (running_ > 0 || orphaned_)) {
+      schedule_reap_locked();
+      schedule = true;
     }
   }
-  threads_.erase(keep, threads_.end());
-  return claimed;
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
-void ThreadGroup::reap() {
+bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept {
+  const platform::Thread self = platform::current_thread();
+  for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+    // Never the calling thread: a job run on an exiting thread must not join itself.
+    if ((exited_only && !it->exited) || platform::same_thread(it->thread, self)) continue;
+    *out = it->thread;
+    threads_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+void ThreadGroup::reap() noexcept {
   std::unique_lock lock(mutex_);
-  for (std::vector<platform::Thread> batch; !(batch = claim_locked(/*exited_only=*/true, nullptr)).empty();) {
+  for (platform::Thread t; claim_locked(/*exited_only=*/true, &t);) {
     lock.unlock();
-    for (const platform::Thread& t : batch) join_counted(t);  // each has finished its work
+    join_counted(t);  // it has finished its work
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -172,15 +199,16 @@ void ThreadGroup::join_all() {
   // A thread of the group that joins it (an object released from one of its own nested
   // threads) cannot join itself: it is left to the control thread, which joins it once
   // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
-  const platform::Thread self = platform::current_thread();
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the threads it claimed
-    std::vector<platform::Thread> batch = claim_locked(/*exited_only=*/false, &self);
-    if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
-    if (batch.empty()) return;  // every thread spawned (also by those just joined) is joined
+    cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
+    platform::Thread t;
+    if (!claim_locked(/*exited_only=*/false, &t)) {  // claim_locked never returns this thread
+      if (!threads_.empty()) orphaned_ = true;        // what is left is this thread: see above
+      return;  // every other thread spawned (also by those joined) is joined
+    }
     lock.unlock();
-    for (const platform::Thread& t : batch) join_counted(t);  // waits for each to end: one wake-up, as std::thread
+    join_counted(t);  // waits for it to end: one wake-up, as std::thread
     lock.lock();
   }
 }
@@ -191,10 +219,13 @@ void ThreadGroup::orphan() {
     std::lock_guard lock(mutex_);
     orphaned_ = true;
     for (const Entry& e : threads_) {
-      if (e.exited && !reap_scheduled_) schedule = reap_scheduled_ = true;
+      if (e.exited && !reap_scheduled_) {
+        schedule_reap_locked();
+        schedule = true;
+      }
     }
   }
-  if (schedule) ControlThread::instance().post([group = shared_from_this()] { group->reap(); });
+  if (schedule) ControlThread::instance().post(reap_job_);
 }
 
 size_t ThreadGroup::running() const {

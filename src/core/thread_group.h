@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/control_thread.h"
 #include "platform/platform.h"
 
 namespace tether {
@@ -91,9 +92,21 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
     platform::Thread thread;
     bool exited;  // its exit notice came: joining it cannot block
   };
-  void reap();  // a control-thread job: joins the exited threads until there are none
-  // claim_locked: removes (exited, or all) entries; the caller joins them. Holds mutex_.
-  std::vector<platform::Thread> claim_locked(bool exited_only, const platform::Thread* skip);
+  // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
+  class ReapJob : public ControlJob {
+   public:
+    explicit ReapJob(ThreadGroup* group) : group_(group) {}
+    void run() noexcept override;
+
+   private:
+    ThreadGroup* group_;
+  };
+  void reap() noexcept;  // the job: joins the exited threads until there are none
+  // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
+  void schedule_reap_locked() noexcept;
+  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
+  // *out; false when there is none. The caller joins it. Holds mutex_.
+  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;     // signalled when a reap ends
@@ -101,6 +114,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   size_t running_ = 0;             // spawned, exit notice not yet in
   bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
+  ReapJob reap_job_{this};                       // queued while reap_scheduled_
+  std::shared_ptr<ThreadGroup> reap_keepalive_;  // guarded by mutex_: set while reap_scheduled_
 };
 
 }  // namespace tether

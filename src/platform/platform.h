@@ -62,9 +62,11 @@ void set_current_thread_name(const std::string& name) noexcept;
 [[nodiscard]] std::string current_thread_name();
 
 // notify_at_thread_exit: fn(arg) runs on the calling thread when it exits, after its C++
-// thread_locals are destroyed (Windows: those of this library; see tether.h). Once per
-// thread; the core uses one fn for every thread.
-void notify_at_thread_exit(void (*fn)(void*), void* arg);
+// thread_locals are destroyed (Windows: those of this library; see tether.h). The core
+// uses one fn for every thread. Arming again from inside fn runs it once more, for at
+// least 4 rounds in all (POSIX: PTHREAD_DESTRUCTOR_ITERATIONS). false: it could not be
+// armed (no memory) and fn will not run.
+[[nodiscard]] bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept;
 
 // Asymmetric fence (see core/asymmetric_fence.h). enable_process_barrier: at load, true
 // when process_barrier is available (Linux membarrier PRIVATE_EXPEDITED, registered;

@@ -39,7 +39,7 @@ pthread_t from_handle(std::uintptr_t h) noexcept {
 // only once the thread's own work, its destructors included, is done. (A key is also much
 // cheaper per thread than a C++ thread_local with a destructor, which registers through
 // the loader's lock.) The function sits in a trivial thread_local: no registration.
-thread_local void (*t_exit_fn)(void*) = nullptr;
+thread_local void (*t_exit_fn)(void*) noexcept = nullptr;
 
 void run_exit_notice(void* arg) {
   if (t_exit_fn != nullptr) t_exit_fn(arg);
@@ -191,9 +191,9 @@ std::string current_thread_name() {
   return buf;
 }
 
-void notify_at_thread_exit(void (*fn)(void*), void* arg) {
+bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept {
   t_exit_fn = fn;
-  pthread_setspecific(g_exit_key, arg);
+  return pthread_setspecific(g_exit_key, arg) == 0;  // glibc clears the key before each call
 }
 
 bool enable_process_barrier() noexcept {

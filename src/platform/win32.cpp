@@ -44,11 +44,17 @@ const GetDescription g_get_description = kernel_function<GetDescription>("GetThr
 // The exit notice: a thread_local whose destructor runs the notice. It is constructed
 // when the notice is set, at the thread's start, so it is destroyed after every other
 // thread_local of this library the thread constructed later (reverse order).
+// Like a POSIX key, it is disarmed before each call, and a call that arms it again gets
+// another round (4 in all, as glibc's PTHREAD_DESTRUCTOR_ITERATIONS).
 struct ExitNotice {
-  void (*fn)(void*) = nullptr;
+  void (*fn)(void*) noexcept = nullptr;
   void* arg = nullptr;
   ~ExitNotice() {
-    if (fn != nullptr) fn(arg);
+    for (int round = 0; round < 4 && fn != nullptr; ++round) {
+      void (*run)(void*) noexcept = fn;
+      fn = nullptr;
+      run(arg);
+    }
   }
 };
 thread_local ExitNotice t_exit_notice;
@@ -131,9 +137,10 @@ std::string current_thread_name() {
   return n > 0 ? std::string(buf) : std::string();
 }
 
-void notify_at_thread_exit(void (*fn)(void*), void* arg) {
+bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept {
   t_exit_notice.fn = fn;
   t_exit_notice.arg = arg;
+  return true;
 }
 
 bool enable_process_barrier() noexcept { return true; }  // FlushProcessWriteBuffers: Vista on
