@@ -1176,11 +1176,12 @@ void forget_parent_threads() noexcept;
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;
 
-// ThreadBody: what a library thread runs. run() must not throw.
+// ThreadBody: what a library thread runs. run() throws nothing but abi::__forced_unwind,
+// and only where a callback may end its thread (a runner's: let_next_task_end_thread, task.h).
 class ThreadBody {
  public:
   virtual ~ThreadBody() = default;
-  virtual void run() noexcept = 0;
+  virtual void run() = 0;
 };
 
 // start_os_thread: a new thread running body with asynchronous signals blocked and its
@@ -1820,6 +1821,8 @@ class Executor : public std::enable_shared_from_this<Executor> {
 //
 // Thread safety: touched only by the thread running the callback.
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -1950,6 +1953,7 @@ class Task {
 
 namespace task_detail {
 extern TETHER_HOT_TLS thread_local Task* t_current_task;  // see Task::current
+extern TETHER_HOT_TLS thread_local bool t_thread_may_end;   // see let_next_task_end_thread
 }  // namespace task_detail
 
 // CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
@@ -1978,15 +1982,32 @@ class CurrentTask {
 // exception_error: the error for the exception being handled (call inside a catch).
 [[nodiscard]] ErrorPtr exception_error(const Task& task) noexcept;
 
+// Ending its thread from a callback (pthread_exit, thread cancellation) unwinds the stack
+// with abi::__forced_unwind, which may not be swallowed (glibc aborts). Only a runner's
+// thread may end so: its Scope::Participant allows it for its callback's run_task (not
+// for callbacks nested in that one) and reports the failure on the way out. Any other library thread runs work it owes others (an executor's queue, an
+// actor's pinned state) and has no way to go on without it: that is reported on stderr,
+// then the process aborts, rather than let the queue behind it hang unseen.
+inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end = true; }
+[[noreturn]] void abort_thread_ended(const Task& task) noexcept;
+// thread_ended_error: the error of a runner thread whose callback ended the thread.
+[[nodiscard]] ErrorPtr thread_ended_error(const std::string& thread_name) noexcept;
+
 // run_task: runs invoke(task.as_c()) as task's callback on this thread and returns the
 // task's error, null on success. A C++ exception out of the callback becomes
-// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes.
+// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced
+// unwind of a callback that ends a runner's thread (let_next_task_end_thread above).
 template <class Invoke>
-[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) noexcept {
+[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) {
   CurrentTask current(task);
+  const bool may_end_thread = task_detail::t_thread_may_end;
+  task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
   int32_t rc;
   try {
     rc = invoke(task.as_c());
+  } catch (abi::__forced_unwind&) {
+    if (!may_end_thread) abort_thread_ended(task);
+    throw;
   } catch (...) {
     if (task.from_parent_process()) end_forked_callback();
     return exception_error(task);
@@ -5498,19 +5519,29 @@ class Scope::Participant : public ThreadBody {
         fn_(fn),
         arg_(std::move(arg)) {}
 
-  void run() noexcept override {
+  // run: ends normally, or by the forced unwind of a callback that ended this thread
+  // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
+  void run() override {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
-    {
+    try {
+      let_next_task_end_thread();
       Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
+    } catch (abi::__forced_unwind&) {
+      end(thread_ended_error(thread_name_));
+      throw;
     }
+    end(std::move(error));
+  }
+
+ private:
+  void end(ErrorPtr error) noexcept {
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
     scope_->finish(std::move(error));
     set_current_thread_owner(nullptr);
   }
 
- private:
   std::shared_ptr<Scope> scope_;
   std::string thread_name_;
   bool is_target_;
@@ -5949,6 +5980,7 @@ void LanePresence::release(LanePresence* p) noexcept {
 }  // namespace tether
 // ==== core/task.cpp ====
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <cxxabi.h>
@@ -5969,6 +6001,7 @@ TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
 namespace task_detail {
 TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
+TETHER_HOT_TLS thread_local bool t_thread_may_end = false;
 }  // namespace task_detail
 
 Task* Task::current() noexcept { return task_detail::t_current_task; }
@@ -5999,6 +6032,24 @@ Scope& Task::scope_for_spawn() {
 
 
 void end_forked_callback() noexcept { std::exit(0); }
+
+void abort_thread_ended(const Task& task) noexcept {
+  std::fprintf(stderr,
+               "tether: a callback on thread '%s' ended its thread (pthread_exit or cancellation); only a "
+               "runner's threads may end so: an executor's or actor's thread cannot leave the work queued "
+               "behind it\n",
+               task.thread_name().c_str());
+  std::abort();
+}
+
+ErrorPtr thread_ended_error(const std::string& thread_name) noexcept {
+  try {
+    return make_error(TETHER_E_UNKNOWN_EXCEPTION, 0, "the callback ended its thread (pthread_exit or cancellation)",
+                      thread_name, "abi::__forced_unwind");
+  } catch (...) {
+    return out_of_memory_error();
+  }
+}
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();
@@ -6093,6 +6144,8 @@ bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept {
 }  // namespace tether
 // ==== core/thread_group.cpp ====
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -6149,7 +6202,13 @@ void thread_main(void* raw) {
   // given at the end of thread_main instead (before this thread's TLS destructors).
   if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
   platform::set_current_thread_name(start->os_name);
-  start->body->run();
+  try {
+    start->body->run();
+  } catch (abi::__forced_unwind&) {  // a runner's callback ended the thread: see ThreadBody
+    start.reset();
+    if (hook != nullptr) on_thread_exit(hook);
+    throw;
+  }
   start.reset();  // the body (and what it holds) dies before the exit notice
   if (hook != nullptr) on_thread_exit(hook);
 }

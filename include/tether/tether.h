@@ -206,6 +206,13 @@ TETHER_API size_t tether_last_error_message(char *buf, size_t cap);
  * std::exception becomes TETHER_E_EXCEPTION with what() as the message, anything else
  * TETHER_E_UNKNOWN_EXCEPTION; both record the exception's demangled type name.
  *
+ * Ending the thread from a callback (POSIX pthread_exit, or thread cancellation): a
+ * runner's threads (its target and nested threads) may end so; the runner fails with
+ * TETHER_E_UNKNOWN_EXCEPTION, type "abi::__forced_unwind", and the thread's name, and its
+ * arg is dropped as usual. Any other thread (an executor's, an actor's, a compiled graph's,
+ * or the caller's inside a library call) owes the work queued behind it: the library
+ * writes what happened to stderr and aborts the process.
+ *
  * Errors are immutable, shared objects behind tether_error handles. Every tether_error you
  * receive must be released with tether_error_release. An accessor on an invalid error
  * handle returns 0 or the empty string.

@@ -25,19 +25,29 @@ class Scope::Participant : public ThreadBody {
         fn_(fn),
         arg_(std::move(arg)) {}
 
-  void run() noexcept override {
+  // run: ends normally, or by the forced unwind of a callback that ended this thread
+  // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
+  void run() override {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
-    {
+    try {
+      let_next_task_end_thread();
       Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
+    } catch (abi::__forced_unwind&) {
+      end(thread_ended_error(thread_name_));
+      throw;
     }
+    end(std::move(error));
+  }
+
+ private:
+  void end(ErrorPtr error) noexcept {
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
     scope_->finish(std::move(error));
     set_current_thread_owner(nullptr);
   }
 
- private:
   std::shared_ptr<Scope> scope_;
   std::string thread_name_;
   bool is_target_;

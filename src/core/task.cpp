@@ -1,5 +1,6 @@
 #include "core/task.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <cxxabi.h>
@@ -23,6 +24,7 @@ TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 
 namespace task_detail {
 TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
+TETHER_HOT_TLS thread_local bool t_thread_may_end = false;
 }  // namespace task_detail
 
 Task* Task::current() noexcept { return task_detail::t_current_task; }
@@ -53,6 +55,24 @@ Scope& Task::scope_for_spawn() {
 
 
 void end_forked_callback() noexcept { std::exit(0); }
+
+void abort_thread_ended(const Task& task) noexcept {
+  std::fprintf(stderr,
+               "tether: a callback on thread '%s' ended its thread (pthread_exit or cancellation); only a "
+               "runner's threads may end so: an executor's or actor's thread cannot leave the work queued "
+               "behind it\n",
+               task.thread_name().c_str());
+  std::abort();
+}
+
+ErrorPtr thread_ended_error(const std::string& thread_name) noexcept {
+  try {
+    return make_error(TETHER_E_UNKNOWN_EXCEPTION, 0, "the callback ended its thread (pthread_exit or cancellation)",
+                      thread_name, "abi::__forced_unwind");
+  } catch (...) {
+    return out_of_memory_error();
+  }
+}
 
 ErrorPtr task_outcome(const Task& task, int32_t rc) {
   if (task.failure()) return task.failure();

@@ -6,6 +6,8 @@
 // Thread safety: touched only by the thread running the callback.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -73,6 +75,7 @@ class Task {
 
 namespace task_detail {
 extern TETHER_HOT_TLS thread_local Task* t_current_task;  // see Task::current
+extern TETHER_HOT_TLS thread_local bool t_thread_may_end;   // see let_next_task_end_thread
 }  // namespace task_detail
 
 // CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
@@ -101,15 +104,32 @@ class CurrentTask {
 // exception_error: the error for the exception being handled (call inside a catch).
 [[nodiscard]] ErrorPtr exception_error(const Task& task) noexcept;
 
+// Ending its thread from a callback (pthread_exit, thread cancellation) unwinds the stack
+// with abi::__forced_unwind, which may not be swallowed (glibc aborts). Only a runner's
+// thread may end so: its Scope::Participant allows it for its callback's run_task (not
+// for callbacks nested in that one) and reports the failure on the way out. Any other library thread runs work it owes others (an executor's queue, an
+// actor's pinned state) and has no way to go on without it: that is reported on stderr,
+// then the process aborts, rather than let the queue behind it hang unseen.
+inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end = true; }
+[[noreturn]] void abort_thread_ended(const Task& task) noexcept;
+// thread_ended_error: the error of a runner thread whose callback ended the thread.
+[[nodiscard]] ErrorPtr thread_ended_error(const std::string& thread_name) noexcept;
+
 // run_task: runs invoke(task.as_c()) as task's callback on this thread and returns the
 // task's error, null on success. A C++ exception out of the callback becomes
-// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes.
+// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced
+// unwind of a callback that ends a runner's thread (let_next_task_end_thread above).
 template <class Invoke>
-[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) noexcept {
+[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) {
   CurrentTask current(task);
+  const bool may_end_thread = task_detail::t_thread_may_end;
+  task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
   int32_t rc;
   try {
     rc = invoke(task.as_c());
+  } catch (abi::__forced_unwind&) {
+    if (!may_end_thread) abort_thread_ended(task);
+    throw;
   } catch (...) {
     if (task.from_parent_process()) end_forked_callback();
     return exception_error(task);

@@ -1,5 +1,7 @@
 #include "core/thread_group.h"
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -59,7 +61,13 @@ void thread_main(void* raw) {
   // given at the end of thread_main instead (before this thread's TLS destructors).
   if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
   platform::set_current_thread_name(start->os_name);
-  start->body->run();
+  try {
+    start->body->run();
+  } catch (abi::__forced_unwind&) {  // a runner's callback ended the thread: see ThreadBody
+    start.reset();
+    if (hook != nullptr) on_thread_exit(hook);
+    throw;
+  }
   start.reset();  // the body (and what it holds) dies before the exit notice
   if (hook != nullptr) on_thread_exit(hook);
 }

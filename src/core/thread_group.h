@@ -43,11 +43,12 @@ void forget_parent_threads() noexcept;
 // as if the OS refused it. UINT32_MAX disarms it.
 void fail_thread_creates_after(uint32_t successes) noexcept;
 
-// ThreadBody: what a library thread runs. run() must not throw.
+// ThreadBody: what a library thread runs. run() throws nothing but abi::__forced_unwind,
+// and only where a callback may end its thread (a runner's: let_next_task_end_thread, task.h).
 class ThreadBody {
  public:
   virtual ~ThreadBody() = default;
-  virtual void run() noexcept = 0;
+  virtual void run() = 0;
 };
 
 // start_os_thread: a new thread running body with asynchronous signals blocked and its

@@ -117,17 +117,68 @@ int nproc_mode() {
 
 // ---- a callback that calls pthread_exit ---------------------------------------------
 
-tether_status exits_thread(tether_task*, void*) { pthread_exit(nullptr); }
+std::atomic<int> g_drops{0};
+void count_drop(void*) { g_drops.fetch_add(1); }
 
-int pthread_exit_mode() {
+tether_status exits_thread(tether_task*, void*) { pthread_exit(nullptr); }
+tether_status spawns_exiting_thread(tether_task* t, void*) {
+  if (tether_task_spawn(t, "exits", &exits_thread, nullptr, &count_drop) != TETHER_OK) return 1;
+  return TETHER_OK;
+}
+
+// runner_ending_thread: a runner whose target (or a nested thread) calls pthread_exit
+// fails with TETHER_E_UNKNOWN_EXCEPTION naming the thread and abi::__forced_unwind, drops
+// its arg once, and leaves the library usable.
+int runner_ending_thread(tether_fn target, const char* thread_name, int args) {
+  const int drops_before = g_drops.load();
   tether_runner r{0};
-  if (tether_runner_start(nullptr, &exits_thread, nullptr, nullptr, &r) != TETHER_OK) return 40;
+  tether_runner_options o;
+  tether_runner_options_init(&o);
+  o.name = "ends";
+  if (tether_runner_start(&o, target, nullptr, &count_drop, &r) != TETHER_OK) return 40;
   const tether_status joined = tether_runner_join_all(r, INT64_C(20) * 1000 * 1000 * 1000);
   int32_t state = 0;
   (void)tether_runner_poll(r, &state);
-  std::printf("join_all %s, state %d\n", tether_status_name(joined), state);
-  if (joined != TETHER_OK || state != TETHER_FAILED) return 41;
-  return tether_runner_release(r) == TETHER_OK ? 0 : 42;
+  tether_error e{0};
+  if (joined != TETHER_OK || state != TETHER_FAILED || tether_runner_error(r, &e) != TETHER_OK) return 41;
+  char buf[3][256];
+  (void)tether_error_message(e, buf[0], sizeof buf[0]);
+  (void)tether_error_thread_name(e, buf[1], sizeof buf[1]);
+  (void)tether_error_type_name(e, buf[2], sizeof buf[2]);
+  const std::string message = buf[0], thread = buf[1], type = buf[2];
+  std::printf("join_all %s, state %d, code %s, message '%s', thread '%s', type '%s'\n",
+              tether_status_name(joined), state, tether_status_name(tether_error_code(e)), message.c_str(),
+              thread.c_str(), type.c_str());
+  const bool as_expected = tether_error_code(e) == TETHER_E_UNKNOWN_EXCEPTION &&
+                           message.find("pthread_exit") != std::string::npos && thread == thread_name &&
+                           type == "abi::__forced_unwind";
+  (void)tether_error_release(e);
+  if (!as_expected) return 42;
+  if (tether_runner_release(r) != TETHER_OK) return 43;
+  if (g_drops.load() != drops_before + args) return 44;  // each arg (runner's, nested thread's) once
+  // The library still works: a plain runner succeeds.
+  if (tether_runner_start(nullptr, [](tether_task*, void*) -> tether_status { return TETHER_OK; }, nullptr, nullptr,
+                          &r) != TETHER_OK ||
+      tether_runner_join_all(r, INT64_C(20) * 1000 * 1000 * 1000) != TETHER_OK || tether_runner_release(r) != TETHER_OK) {
+    return 45;
+  }
+  return 0;
+}
+
+int pthread_exit_mode() {
+  if (int rc = runner_ending_thread(&exits_thread, "ends", 1); rc != 0) return rc;
+  return runner_ending_thread(&spawns_exiting_thread, "exits", 2) == 0 ? 0 : 50;
+}
+
+// pthread_exit_executor_mode: an executor's thread cannot be ended by its task (the queue
+// behind it would hang): the process aborts with a message saying so.
+int pthread_exit_executor_mode() {
+  tether_executor ex{0};
+  if (tether_executor_create(nullptr, &ex) != TETHER_OK) return 60;
+  tether_future f{0};
+  if (tether_executor_submit(ex, &exits_thread, nullptr, nullptr, &f) != TETHER_OK) return 61;
+  (void)tether_future_wait(f, INT64_C(20) * 1000 * 1000 * 1000);
+  return 62;  // not reached: the process aborts first
 }
 
 }  // namespace
@@ -143,5 +194,6 @@ int main(int argc, char** argv) {
   if (mode == "signal") return signal_mode();
   if (mode == "nproc") return nproc_mode();
   if (mode == "pthread-exit") return pthread_exit_mode();
+  if (mode == "pthread-exit-executor") return pthread_exit_executor_mode();
   return 3;
 }

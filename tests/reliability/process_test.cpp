@@ -3,13 +3,15 @@
 #include <gtest/gtest.h>
 #include <tether/tether.h>
 
+#include <csignal>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 namespace {
 
-// run: the helper's exit code for mode, or -1 for a crash or a hang (timeout kills it).
+// run: the helper's exit code for mode (128 + the signal when one ended it, as the shell
+// that runs it reports; 124 for a hang that timeout ended).
 int run(const std::string& mode, std::string* output) {
   const std::string cmd = "timeout 60 " + std::string(TETHER_RELIABILITY_HELPER) + " " + mode + " 2>&1";
   FILE* child = popen(cmd.c_str(), "r");
@@ -40,14 +42,21 @@ TEST(Process, ThreadLimitReachedGivesThreadCreate) {
   EXPECT_EQ(run("nproc", &out), 0) << out;
 }
 
-// A callback that ends its thread with pthread_exit: the runner should fail with an error
-// saying so (no hang, no abort). OPEN DEFECT, disabled on purpose and reported: today the
-// process aborts ("FATAL: exception not rethrown"): run_task's catch (...) swallows
-// glibc's forced unwind, and the library's thread bodies are noexcept, so it cannot be
-// rethrown through them either. Run with --gtest_also_run_disabled_tests to see it.
-TEST(Process, DISABLED_CallbackCallingPthreadExitFailsTheRunner) {
+// A runner's callback (target or nested) that ends its thread with pthread_exit: the
+// runner fails with TETHER_E_UNKNOWN_EXCEPTION saying so, its arg dropped once, the library
+// usable after. (It used to abort: "FATAL: exception not rethrown", as catch (...) swallowed
+// glibc's forced unwind.)
+TEST(Process, CallbackCallingPthreadExitFailsTheRunner) {
   std::string out;
   EXPECT_EQ(run("pthread-exit", &out), 0) << out;
+}
+
+// An executor's task that ends its thread: the thread owes the queue behind it, so the
+// process aborts with a message that says what happened (not a bare terminate).
+TEST(Process, ExecutorTaskCallingPthreadExitAbortsWithAMessage) {
+  std::string out;
+  EXPECT_EQ(run("pthread-exit-executor", &out), 128 + SIGABRT) << out;
+  EXPECT_NE(out.find("ended its thread (pthread_exit or cancellation)"), std::string::npos) << out;
 }
 
 // ---- C++ user code throwing what is not a std::exception, from a destructor too ---------
