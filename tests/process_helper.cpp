@@ -183,7 +183,9 @@ int run_child_checks(tether_runner r, tether_error parent_error) {
   return 0;
 }
 
+Gate *g_gated_entered = new Gate;
 tether_status gated_target(tether_task *, void *arg) {
+  g_gated_entered->set();
   static_cast<Gate *>(arg)->wait_for(std::chrono::seconds(20));
   return TETHER_OK;
 }
@@ -202,6 +204,10 @@ int fork_mode(bool child_exit) {
   Gate *gate = new Gate;
   tether_runner r{};
   if (tether_runner_start(nullptr, gated_target, gate, parent_drop, &r) != TETHER_OK) return fail("start failed");
+  // Forked once the runner's thread runs its target: a thread still starting up may hold
+  // a runtime lock without a fork handler (ASan's allocator) that the child would inherit
+  // held. The library's own threads are past that point (ControlThread::start).
+  if (!g_gated_entered->wait_for(std::chrono::seconds(20))) return fail("the gated target did not start");
 
   const pid_t pid = fork();
   if (pid < 0) return fail("fork failed");

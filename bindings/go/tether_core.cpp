@@ -1116,8 +1116,11 @@ class ControlThread {
   ControlThread(const ControlThread&) = delete;
   ControlThread& operator=(const ControlThread&) = delete;
 
-  // start: starts the thread if it is not running yet. Throws StatusError
-  // (TETHER_E_THREAD_CREATE) when the OS refuses it; nothing else changes then.
+  // start: starts the thread if it is not running yet, and returns once it waits for
+  // jobs, so no thread of the library is still starting up when the first group thread
+  // is made (a fork at that moment would copy the half-made thread's runtime locks, held:
+  // ASan's allocator has no fork handler). Throws StatusError (TETHER_E_THREAD_CREATE)
+  // when the OS refuses it; nothing else changes then.
   void start();
 
   // post: queues job to run on the control thread. Never fails and never allocates. If
@@ -1145,10 +1148,12 @@ class ControlThread {
   void loop();
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;              // jobs queued, or stopping_
+  std::condition_variable looping_cv_;      // looping_ set
   ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
   ControlJob* tail_ = nullptr;              // guarded by mutex_
   bool started_ = false;                    // guarded by mutex_
+  bool looping_ = false;                    // guarded by mutex_: the thread runs loop()
   bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
   platform::Thread thread_{};               // valid once started_
 };
@@ -1821,13 +1826,24 @@ class Executor : public std::enable_shared_from_this<Executor> {
 //
 // Thread safety: touched only by the thread running the callback.
 
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+// ---- core/forced_unwind.h ----
+// forced_unwind: catching the unwind of a thread that ends (POSIX pthread_exit, thread
+// cancellation), which must be let through (glibc aborts if it is swallowed).
+//
+// catch (abi::__forced_unwind&) binds its reference to no C++ object: the unwind is
+// foreign to the C++ runtime, which hands the handler a null pointer (libstdc++'s own
+// <future> catches it the same way). UBSan's null-reference check reports that binding,
+// so a function that catches it is marked TETHER_CATCHES_FORCED_UNWIND.
+
+#include <cxxabi.h>
+
+#define TETHER_CATCHES_FORCED_UNWIND __attribute__((no_sanitize("null")))
+// ---- end of core/forced_unwind.h ----
 // ---- core/fork_guard.h ----
 // fork_guard: what fork() leaves of the library in the child.
 //
@@ -1998,7 +2014,7 @@ inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end 
 // TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced
 // unwind of a callback that ends a runner's thread (let_next_task_end_thread above).
 template <class Invoke>
-[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) {
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND ErrorPtr run_task(Task& task, Invoke&& invoke) {
   CurrentTask current(task);
   const bool may_end_thread = task_detail::t_thread_may_end;
   task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
@@ -4206,11 +4222,12 @@ ControlThread& ControlThread::instance() {
 bool ControlThread::is_current() noexcept { return t_is_control_thread; }
 
 void ControlThread::start() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (started_ || stopping_) return;
   thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
                             std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }), nullptr);
   started_ = true;
+  looping_cv_.wait(lock, [&] { return looping_; });  // once, for the process's life
 }
 
 void ControlThread::post(ControlJob& job) noexcept {
@@ -4233,6 +4250,8 @@ void ControlThread::post(ControlJob& job) noexcept {
 
 void ControlThread::loop() {
   std::unique_lock lock(mutex_);
+  looping_ = true;
+  looping_cv_.notify_all();
   for (;;) {
     cv_.wait(lock, [&] { return head_ != nullptr || stopping_; });
     if (head_ == nullptr) return;  // stopping, and nothing left to do
@@ -4255,9 +4274,11 @@ void ControlThread::after_fork_in_child() noexcept {
   // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs belong to
   // the parent's objects: forgotten, so nothing ever runs them.
   new (&cv_) std::condition_variable();
+  new (&looping_cv_) std::condition_variable();  // a start() of the parent may wait on it
   head_ = nullptr;
   tail_ = nullptr;
   started_ = false;
+  looping_ = false;
   stopping_ = false;
   thread_ = {};
   mutex_.unlock();
@@ -5521,7 +5542,7 @@ class Scope::Participant : public ThreadBody {
 
   // run: ends normally, or by the forced unwind of a callback that ended this thread
   // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
-  void run() override {
+  TETHER_CATCHES_FORCED_UNWIND void run() override {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
     try {
@@ -6144,8 +6165,6 @@ bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept {
 }  // namespace tether
 // ==== core/thread_group.cpp ====
 
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -6195,7 +6214,7 @@ struct StartData {
   std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
-void thread_main(void* raw) {
+TETHER_CATCHES_FORCED_UNWIND void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
   std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
   // Arming may need memory (a POSIX key past the first 32): without it, the notice is

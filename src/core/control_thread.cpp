@@ -34,11 +34,12 @@ ControlThread& ControlThread::instance() {
 bool ControlThread::is_current() noexcept { return t_is_control_thread; }
 
 void ControlThread::start() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (started_ || stopping_) return;
   thread_ = start_os_thread(ThreadOptions{"tether-ctl", 0},
                             std::make_unique<ControlBody>(this, [](ControlThread* c) { c->loop(); }), nullptr);
   started_ = true;
+  looping_cv_.wait(lock, [&] { return looping_; });  // once, for the process's life
 }
 
 void ControlThread::post(ControlJob& job) noexcept {
@@ -61,6 +62,8 @@ void ControlThread::post(ControlJob& job) noexcept {
 
 void ControlThread::loop() {
   std::unique_lock lock(mutex_);
+  looping_ = true;
+  looping_cv_.notify_all();
   for (;;) {
     cv_.wait(lock, [&] { return head_ != nullptr || stopping_; });
     if (head_ == nullptr) return;  // stopping, and nothing left to do
@@ -83,9 +86,11 @@ void ControlThread::after_fork_in_child() noexcept {
   // anew (not destroyed: a glibc condvar owns nothing to free). The queued jobs belong to
   // the parent's objects: forgotten, so nothing ever runs them.
   new (&cv_) std::condition_variable();
+  new (&looping_cv_) std::condition_variable();  // a start() of the parent may wait on it
   head_ = nullptr;
   tail_ = nullptr;
   started_ = false;
+  looping_ = false;
   stopping_ = false;
   thread_ = {};
   mutex_.unlock();

@@ -44,8 +44,11 @@ class ControlThread {
   ControlThread(const ControlThread&) = delete;
   ControlThread& operator=(const ControlThread&) = delete;
 
-  // start: starts the thread if it is not running yet. Throws StatusError
-  // (TETHER_E_THREAD_CREATE) when the OS refuses it; nothing else changes then.
+  // start: starts the thread if it is not running yet, and returns once it waits for
+  // jobs, so no thread of the library is still starting up when the first group thread
+  // is made (a fork at that moment would copy the half-made thread's runtime locks, held:
+  // ASan's allocator has no fork handler). Throws StatusError (TETHER_E_THREAD_CREATE)
+  // when the OS refuses it; nothing else changes then.
   void start();
 
   // post: queues job to run on the control thread. Never fails and never allocates. If
@@ -73,10 +76,12 @@ class ControlThread {
   void loop();
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;              // jobs queued, or stopping_
+  std::condition_variable looping_cv_;      // looping_ set
   ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
   ControlJob* tail_ = nullptr;              // guarded by mutex_
   bool started_ = false;                    // guarded by mutex_
+  bool looping_ = false;                    // guarded by mutex_: the thread runs loop()
   bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
   platform::Thread thread_{};               // valid once started_
 };

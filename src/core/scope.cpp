@@ -27,7 +27,7 @@ class Scope::Participant : public ThreadBody {
 
   // run: ends normally, or by the forced unwind of a callback that ended this thread
   // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
-  void run() override {
+  TETHER_CATCHES_FORCED_UNWIND void run() override {
     set_current_thread_owner(scope_.get());
     ErrorPtr error;
     try {

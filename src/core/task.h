@@ -6,14 +6,13 @@
 // Thread safety: touched only by the thread running the callback.
 #pragma once
 
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "core/error.h"
+#include "core/forced_unwind.h"
 #include "core/fork_guard.h"
 #include "core/task_origin.h"
 #include "core/hot_tls.h"
@@ -120,7 +119,7 @@ inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end 
 // TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced
 // unwind of a callback that ends a runner's thread (let_next_task_end_thread above).
 template <class Invoke>
-[[nodiscard]] ErrorPtr run_task(Task& task, Invoke&& invoke) {
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND ErrorPtr run_task(Task& task, Invoke&& invoke) {
   CurrentTask current(task);
   const bool may_end_thread = task_detail::t_thread_may_end;
   task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not

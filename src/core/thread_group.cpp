@@ -1,12 +1,11 @@
 #include "core/thread_group.h"
 
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cerrno>
 #include <string>
 
 #include "core/control_thread.h"
+#include "core/forced_unwind.h"
 #include "core/status_error.h"
 #include "core/thread_exit.h"
 #include "tether/tether.h"
@@ -54,7 +53,7 @@ struct StartData {
   std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
-void thread_main(void* raw) {
+TETHER_CATCHES_FORCED_UNWIND void thread_main(void* raw) {
   std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
   std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
   // Arming may need memory (a POSIX key past the first 32): without it, the notice is
