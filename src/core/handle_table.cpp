@@ -56,7 +56,7 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
     }
     index = static_cast<uint32_t>(slots_.size());
     // Room in free_ for every slot, so remove() (a release) never needs memory.
-    free_.reserve(slots_.size() + 1);
+    if (free_.capacity() < slots_.size() + 1) free_.reserve(2 * slots_.size() + 16);  // amortized
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
