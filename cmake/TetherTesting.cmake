@@ -1,7 +1,8 @@
 # Test helpers shared by tests/ and bindings/c/.
 #
 # tether_test_launcher(target): under the valgrind preset, every run of `target` by ctest
-# goes through memcheck; any error or leak fails the test.
+# goes through memcheck; any error or leak fails the test. Further arguments are more
+# valgrind options for that target.
 find_program(TETHER_VALGRIND_EXE valgrind)
 set(TETHER_VALGRIND_SUPPRESSIONS ${PROJECT_SOURCE_DIR}/tests/valgrind.supp)
 function(tether_test_launcher target)
@@ -9,7 +10,9 @@ function(tether_test_launcher target)
     if(NOT TETHER_VALGRIND_EXE)
       message(FATAL_ERROR "TETHER_VALGRIND=ON but valgrind is not installed")
     endif()
-    set_target_properties(${target} PROPERTIES CROSSCOMPILING_EMULATOR
-      "${TETHER_VALGRIND_EXE};--tool=memcheck;--error-exitcode=99;--leak-check=full;--show-leak-kinds=definite,indirect,possible;--errors-for-leak-kinds=definite,indirect,possible;--track-origins=yes;--suppressions=${TETHER_VALGRIND_SUPPRESSIONS};--quiet")
+    set(launcher ${TETHER_VALGRIND_EXE} --tool=memcheck --error-exitcode=99 --leak-check=full
+      --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
+      --track-origins=yes --suppressions=${TETHER_VALGRIND_SUPPRESSIONS} --quiet ${ARGN})
+    set_target_properties(${target} PROPERTIES CROSSCOMPILING_EMULATOR "${launcher}")
   endif()
 endfunction()
