@@ -2001,9 +2001,10 @@ class CurrentTask {
 // Ending its thread from a callback (pthread_exit, thread cancellation) unwinds the stack
 // with abi::__forced_unwind, which may not be swallowed (glibc aborts). Only a runner's
 // thread may end so: its Scope::Participant allows it for its callback's run_task (not
-// for callbacks nested in that one) and reports the failure on the way out. Any other library thread runs work it owes others (an executor's queue, an
-// actor's pinned state) and has no way to go on without it: that is reported on stderr,
-// then the process aborts, rather than let the queue behind it hang unseen.
+// for callbacks nested in that one) and reports the failure on the way out. Any other
+// library thread runs work it owes others (an executor's queue, an actor's pinned state)
+// and has no way to go on without it: that is reported on stderr, then the process
+// aborts, rather than let the queue behind it hang unseen.
 inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end = true; }
 [[noreturn]] void abort_thread_ended(const Task& task) noexcept;
 // thread_ended_error: the error of a runner thread whose callback ended the thread.
@@ -6214,22 +6215,25 @@ struct StartData {
   std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
-TETHER_CATCHES_FORCED_UNWIND void thread_main(void* raw) {
-  std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
-  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
-  // given at the end of thread_main instead (before this thread's TLS destructors).
-  if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
-  platform::set_current_thread_name(start->os_name);
-  try {
-    start->body->run();
-  } catch (abi::__forced_unwind&) {  // a runner's callback ended the thread: see ThreadBody
+// BodyEnd: when the body returns, or a runner's callback ends the thread (ThreadBody),
+// the body (and what it holds) dies, then the exit notice goes out if it is not armed.
+struct BodyEnd {
+  std::unique_ptr<StartData> start;
+  std::shared_ptr<ThreadExitHook>* unarmed_hook;
+  ~BodyEnd() {
     start.reset();
-    if (hook != nullptr) on_thread_exit(hook);
-    throw;
+    if (unarmed_hook != nullptr) on_thread_exit(unarmed_hook);
   }
-  start.reset();  // the body (and what it holds) dies before the exit notice
-  if (hook != nullptr) on_thread_exit(hook);
+};
+
+void thread_main(void* raw) {
+  BodyEnd end{std::unique_ptr<StartData>(static_cast<StartData*>(raw)), nullptr};
+  std::shared_ptr<ThreadExitHook>* hook = end.start->on_exit.release();
+  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
+  // given when the body ends instead (before this thread's TLS destructors).
+  if (hook != nullptr && !set_exit_notice(&on_thread_exit, hook)) end.unarmed_hook = hook;
+  platform::set_current_thread_name(end.start->os_name);
+  end.start->body->run();
 }
 
 std::string cpu_refused(int cpu) {

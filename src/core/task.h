@@ -106,9 +106,10 @@ class CurrentTask {
 // Ending its thread from a callback (pthread_exit, thread cancellation) unwinds the stack
 // with abi::__forced_unwind, which may not be swallowed (glibc aborts). Only a runner's
 // thread may end so: its Scope::Participant allows it for its callback's run_task (not
-// for callbacks nested in that one) and reports the failure on the way out. Any other library thread runs work it owes others (an executor's queue, an
-// actor's pinned state) and has no way to go on without it: that is reported on stderr,
-// then the process aborts, rather than let the queue behind it hang unseen.
+// for callbacks nested in that one) and reports the failure on the way out. Any other
+// library thread runs work it owes others (an executor's queue, an actor's pinned state)
+// and has no way to go on without it: that is reported on stderr, then the process
+// aborts, rather than let the queue behind it hang unseen.
 inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end = true; }
 [[noreturn]] void abort_thread_ended(const Task& task) noexcept;
 // thread_ended_error: the error of a runner thread whose callback ended the thread.

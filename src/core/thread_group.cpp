@@ -5,7 +5,6 @@
 #include <string>
 
 #include "core/control_thread.h"
-#include "core/forced_unwind.h"
 #include "core/status_error.h"
 #include "core/thread_exit.h"
 #include "tether/tether.h"
@@ -53,22 +52,25 @@ struct StartData {
   std::unique_ptr<std::shared_ptr<ThreadExitHook>> on_exit;  // the exit notice's argument
 };
 
-TETHER_CATCHES_FORCED_UNWIND void thread_main(void* raw) {
-  std::unique_ptr<StartData> start(static_cast<StartData*>(raw));
-  std::shared_ptr<ThreadExitHook>* hook = start->on_exit.release();
-  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
-  // given at the end of thread_main instead (before this thread's TLS destructors).
-  if (hook != nullptr && set_exit_notice(&on_thread_exit, hook)) hook = nullptr;
-  platform::set_current_thread_name(start->os_name);
-  try {
-    start->body->run();
-  } catch (abi::__forced_unwind&) {  // a runner's callback ended the thread: see ThreadBody
+// BodyEnd: when the body returns, or a runner's callback ends the thread (ThreadBody),
+// the body (and what it holds) dies, then the exit notice goes out if it is not armed.
+struct BodyEnd {
+  std::unique_ptr<StartData> start;
+  std::shared_ptr<ThreadExitHook>* unarmed_hook;
+  ~BodyEnd() {
     start.reset();
-    if (hook != nullptr) on_thread_exit(hook);
-    throw;
+    if (unarmed_hook != nullptr) on_thread_exit(unarmed_hook);
   }
-  start.reset();  // the body (and what it holds) dies before the exit notice
-  if (hook != nullptr) on_thread_exit(hook);
+};
+
+void thread_main(void* raw) {
+  BodyEnd end{std::unique_ptr<StartData>(static_cast<StartData*>(raw)), nullptr};
+  std::shared_ptr<ThreadExitHook>* hook = end.start->on_exit.release();
+  // Arming may need memory (a POSIX key past the first 32): without it, the notice is
+  // given when the body ends instead (before this thread's TLS destructors).
+  if (hook != nullptr && !set_exit_notice(&on_thread_exit, hook)) end.unarmed_hook = hook;
+  platform::set_current_thread_name(end.start->os_name);
+  end.start->body->run();
 }
 
 std::string cpu_refused(int cpu) {
