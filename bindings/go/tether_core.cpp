@@ -1584,6 +1584,8 @@ class UserArg {
 
 namespace tether {
 
+class CallLedger;
+
 class Scope : public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
@@ -1611,6 +1613,12 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
     // it from one of them while it is not done is a wait on yourself.
     std::shared_ptr<const std::vector<const void*>> serving_lanes;
+    // For a call: its owner's ledger, which counts the call once, as the scope becomes
+    // terminal (SUCCEEDED: completed, FAILED: failed, CANCELLED: cancelled), under mutex_
+    // and before state_ is stored: a thread that sees the state sees the count. The owner
+    // is alive then: its lane runs or cancels the queued call (both lock mutex_ first),
+    // and finish_call_of keeps it past a target that returns while nested threads run.
+    CallLedger* ledger = nullptr;
   };
 
   // pending: a scope for a queued call, PENDING and holding arg until it starts.
@@ -1633,6 +1641,13 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] bool start_call(UserArg& arg);
   // finish_call: the target participant started by start_call returned.
   void finish_call(ErrorPtr error) { finish(std::move(error)); }
+  // finish_call_of: finish_call for a call counted by owner's ledger (Options::ledger);
+  // while nested threads still run, owner is kept alive until the scope is terminal.
+  template <class Owner>
+  void finish_call_of(Owner& owner, ErrorPtr error) {
+    if (others_live()) keep_owner(owner.shared_from_this(), error != nullptr);
+    finish(std::move(error));
+  }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
   void fail_pending(ErrorPtr e);
@@ -1708,10 +1723,18 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // spin_for_call: wait()'s spin phase for a call (Options::spin_wait).
   void spin_for_call(const Deadline& deadline) const noexcept;
   struct Notice {
-    tether_notify_fn fn;
+    tether_notify_fn fn;  // null: a keep-alive only
     UserArg arg;
     uint64_t id = 0;  // non-zero: removable (add_notice)
+    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner)
   };
+  // others_live: participants besides the calling target are live (nested threads).
+  [[nodiscard]] bool others_live() const;
+  // keep_owner: holds owner until the scope is terminal. With no memory to hold it, the
+  // ledger counts the target's own outcome now and is not touched again.
+  void keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept;
+  // count_locked: the ledger (if any) counts a call that ended in terminal_state.
+  void count_locked(int32_t terminal_state) noexcept;
   class Participant;
 
   void finish(ErrorPtr error);  // a participant returned (error null on success)
@@ -1745,6 +1768,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   uint64_t last_notice_id_ = 0;        // guarded by mutex_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
+  CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
   bool handle_ended_ = false;      // guarded by mutex_
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   UserArg result_;                 // guarded by mutex_
@@ -2225,9 +2249,8 @@ void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner&
   }
 }
 
-// settle_with_future: a call with a future returned with err; the future completes when
-// its nested threads are done. Counts the call's own outcome.
-void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger);
+// A call with a future is counted by its scope as it ends (Scope::Options::ledger,
+// Scope::finish_call_of), in the state its future reports.
 
 }  // namespace tether
 // ---- end of core/call_outcome.h ----
@@ -2394,8 +2417,11 @@ class Actor::MethodCall : public Call {
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = actor_.ledger_;
     ledger.leave();
-    if (actor_.life_.load(std::memory_order_acquire) != Life::Alive) {
+    const Life life = actor_.life_.load(std::memory_order_acquire);
+    if (life == Life::Dead) {
       fail_dead();
+    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+      never_runs();
     } else if (future_) {
       run_with_future(lane);
       actor_.settle_when_done(future_.get());
@@ -2413,30 +2439,35 @@ class Actor::MethodCall : public Call {
 
   void cancel() noexcept override {
     actor_.ledger_.leave();
-    actor_.ledger_.cancelled();
-    arg_.reset();
-    if (future_) future_->cancel();
+    never_runs();
     actor_.settle();
   }
 
  private:
+  // never_runs: the call is cancelled; its arg goes now.
+  void never_runs() noexcept {
+    arg_.reset();
+    if (future_) {
+      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
+    } else {
+      actor_.ledger_.cancelled();
+    }
+  }
+
   void run_with_future(Lane& lane) {
     UserArg arg;
-    if (!future_->start_call(arg)) {  // cancelled while queued
-      actor_.ledger_.cancelled();
-      return;
-    }
+    if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
     ErrorPtr err;
     {
       Task task(future_.get(), lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
-    settle_with_future(*future_, std::move(err), actor_.ledger_);
+    future_->finish_call_of(actor_, std::move(err));  // the scope counts it
   }
 
   void fail_dead() noexcept {
-    // Queued before the constructor failed (or before a stop cancelled it): never runs.
+    // Queued before the constructor failed: never runs.
     ErrorPtr dead;
     try {
       dead = actor_.dead_error();
@@ -2451,7 +2482,7 @@ class Actor::MethodCall : public Call {
       }
       return;
     }
-    actor_.ledger_.failed();
+    // Counted by the scope: failed, or cancelled when there was no memory for the error.
     if (dead) future_->fail_pending(std::move(dead));
     future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
@@ -2585,6 +2616,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
       scope_options.actor = handle_;
       scope_options.spin_wait = true;
       scope_options.threads = group_threads_;
+      scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
     } else {
@@ -3081,8 +3113,13 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 
 void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
   ledger_.fast_left();
-  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
-    fail_dead_fast(call);
+  if (const Life life = life_.load(std::memory_order_acquire); life != Life::Alive) [[unlikely]] {
+    if (life == Life::Dead) {
+      fail_dead_fast(call);
+    } else {  // a stop CANCEL cancelled the constructor: this call never runs either
+      if (call.drop != nullptr) call.drop(call.arg);
+      ledger_.cancelled();
+    }
     settle_fast();
     return;
   }
@@ -3108,8 +3145,8 @@ void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
 }
 
 void Actor::fail_dead_fast(const FastCall& call) noexcept {
-  // Queued before the constructor failed (or before a stop cancelled it): never runs,
-  // and the failure is counted and kept like any other.
+  // Queued before the constructor failed: never runs, and the failure is counted and
+  // kept like any other.
   ErrorPtr dead;
   try {
     dead = dead_error();
@@ -3345,15 +3382,6 @@ void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shar
     if (err) ledger.fire_and_forget_failed(err);
   }
   nested->finish_call(std::move(err));
-}
-
-void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger) {
-  if (err) {
-    ledger.failed();
-  } else {
-    ledger.succeeded();
-  }
-  future.finish_call(std::move(err));
 }
 
 }  // namespace tether
@@ -4373,17 +4401,14 @@ class TaskCall : public Call {
     ledger.leave();
     if (future_) {
       UserArg arg;
-      if (!future_->start_call(arg)) {  // cancelled while queued
-        ledger.cancelled();
-        return;
-      }
+      if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
       ErrorPtr err;
       {
         Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
         err = run_task(task, [&](tether_task* t) { return fn_(t, arg.get()); });
       }
       arg.reset();
-      settle_with_future(*future_, std::move(err), ledger);
+      future_->finish_call_of(executor_, std::move(err));  // the scope counts it
       return;
     }
     Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
@@ -4395,9 +4420,12 @@ class TaskCall : public Call {
   void cancel() noexcept override {
     CallLedger& ledger = executor_.ledger();
     ledger.leave();
-    ledger.cancelled();
     arg_.reset();
-    if (future_) future_->cancel();
+    if (future_) {
+      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
+    } else {
+      ledger.cancelled();
+    }
   }
 
  private:
@@ -4453,6 +4481,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.spin_wait = true;
       scope_options.spin_partner = lane_->presence();
       scope_options.threads = threads_;
+      scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
     } else {
@@ -5520,6 +5549,7 @@ void Lane::drain_here() {
 // ==== core/scope.cpp ====
 
 #include <algorithm>
+#include <utility>
 
 
 namespace tether {
@@ -5705,6 +5735,7 @@ std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
 }
 
 std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
+  count_locked(terminal_state);  // before the state: a reader that sees it sees the count
   if (terminal_state == TETHER_CANCELLED) {
     ErrorPtr cancelled;
     try {
@@ -5720,10 +5751,36 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   return due;  // the caller notifies cv_ once it has unlocked
 }
 
+void Scope::count_locked(int32_t terminal_state) noexcept {
+  CallLedger* ledger = std::exchange(ledger_, nullptr);
+  if (ledger == nullptr) return;
+  switch (terminal_state) {
+    case TETHER_SUCCEEDED: ledger->succeeded(); break;
+    case TETHER_FAILED: ledger->failed(); break;
+    default: ledger->cancelled(); break;
+  }
+}
+
+bool Scope::others_live() const {
+  std::lock_guard lock(mutex_);
+  return live_ > 1;
+}
+
+void Scope::keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept {
+  std::lock_guard lock(mutex_);
+  if (terminal_locked() || ledger_ == nullptr) return;
+  try {
+    notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
+  } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do
+    count_locked(target_failed ? TETHER_FAILED : TETHER_SUCCEEDED);
+  }
+}
+
 void Scope::run_notices(std::vector<Notice> notices) {
   for (Notice& n : notices) {
-    n.fn(n.arg.get());
+    if (n.fn != nullptr) n.fn(n.arg.get());
     n.arg.reset();
+    n.keep.reset();
   }
 }
 

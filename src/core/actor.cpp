@@ -70,8 +70,11 @@ class Actor::MethodCall : public Call {
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = actor_.ledger_;
     ledger.leave();
-    if (actor_.life_.load(std::memory_order_acquire) != Life::Alive) {
+    const Life life = actor_.life_.load(std::memory_order_acquire);
+    if (life == Life::Dead) {
       fail_dead();
+    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+      never_runs();
     } else if (future_) {
       run_with_future(lane);
       actor_.settle_when_done(future_.get());
@@ -89,30 +92,35 @@ class Actor::MethodCall : public Call {
 
   void cancel() noexcept override {
     actor_.ledger_.leave();
-    actor_.ledger_.cancelled();
-    arg_.reset();
-    if (future_) future_->cancel();
+    never_runs();
     actor_.settle();
   }
 
  private:
+  // never_runs: the call is cancelled; its arg goes now.
+  void never_runs() noexcept {
+    arg_.reset();
+    if (future_) {
+      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
+    } else {
+      actor_.ledger_.cancelled();
+    }
+  }
+
   void run_with_future(Lane& lane) {
     UserArg arg;
-    if (!future_->start_call(arg)) {  // cancelled while queued
-      actor_.ledger_.cancelled();
-      return;
-    }
+    if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
     ErrorPtr err;
     {
       Task task(future_.get(), lane.name(), /*is_target=*/true, actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
-    settle_with_future(*future_, std::move(err), actor_.ledger_);
+    future_->finish_call_of(actor_, std::move(err));  // the scope counts it
   }
 
   void fail_dead() noexcept {
-    // Queued before the constructor failed (or before a stop cancelled it): never runs.
+    // Queued before the constructor failed: never runs.
     ErrorPtr dead;
     try {
       dead = actor_.dead_error();
@@ -127,7 +135,7 @@ class Actor::MethodCall : public Call {
       }
       return;
     }
-    actor_.ledger_.failed();
+    // Counted by the scope: failed, or cancelled when there was no memory for the error.
     if (dead) future_->fail_pending(std::move(dead));
     future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
@@ -261,6 +269,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
       scope_options.actor = handle_;
       scope_options.spin_wait = true;
       scope_options.threads = group_threads_;
+      scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
     } else {

@@ -55,8 +55,13 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 
 void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
   ledger_.fast_left();
-  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
-    fail_dead_fast(call);
+  if (const Life life = life_.load(std::memory_order_acquire); life != Life::Alive) [[unlikely]] {
+    if (life == Life::Dead) {
+      fail_dead_fast(call);
+    } else {  // a stop CANCEL cancelled the constructor: this call never runs either
+      if (call.drop != nullptr) call.drop(call.arg);
+      ledger_.cancelled();
+    }
     settle_fast();
     return;
   }
@@ -82,8 +87,8 @@ void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
 }
 
 void Actor::fail_dead_fast(const FastCall& call) noexcept {
-  // Queued before the constructor failed (or before a stop cancelled it): never runs,
-  // and the failure is counted and kept like any other.
+  // Queued before the constructor failed: never runs, and the failure is counted and
+  // kept like any other.
   ErrorPtr dead;
   try {
     dead = dead_error();

@@ -33,13 +33,4 @@ void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shar
   nested->finish_call(std::move(err));
 }
 
-void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger) {
-  if (err) {
-    ledger.failed();
-  } else {
-    ledger.succeeded();
-  }
-  future.finish_call(std::move(err));
-}
-
 }  // namespace tether

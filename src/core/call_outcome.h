@@ -29,8 +29,7 @@ void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner&
   }
 }
 
-// settle_with_future: a call with a future returned with err; the future completes when
-// its nested threads are done. Counts the call's own outcome.
-void settle_with_future(Scope& future, ErrorPtr err, CallLedger& ledger);
+// A call with a future is counted by its scope as it ends (Scope::Options::ledger,
+// Scope::finish_call_of), in the state its future reports.
 
 }  // namespace tether

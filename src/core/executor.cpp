@@ -20,17 +20,14 @@ class TaskCall : public Call {
     ledger.leave();
     if (future_) {
       UserArg arg;
-      if (!future_->start_call(arg)) {  // cancelled while queued
-        ledger.cancelled();
-        return;
-      }
+      if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
       ErrorPtr err;
       {
         Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
         err = run_task(task, [&](tether_task* t) { return fn_(t, arg.get()); });
       }
       arg.reset();
-      settle_with_future(*future_, std::move(err), ledger);
+      future_->finish_call_of(executor_, std::move(err));  // the scope counts it
       return;
     }
     Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
@@ -42,9 +39,12 @@ class TaskCall : public Call {
   void cancel() noexcept override {
     CallLedger& ledger = executor_.ledger();
     ledger.leave();
-    ledger.cancelled();
     arg_.reset();
-    if (future_) future_->cancel();
+    if (future_) {
+      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
+    } else {
+      ledger.cancelled();
+    }
   }
 
  private:
@@ -100,6 +100,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.spin_wait = true;
       scope_options.spin_partner = lane_->presence();
       scope_options.threads = threads_;
+      scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
     } else {

@@ -1,7 +1,9 @@
 #include "core/scope.h"
 
 #include <algorithm>
+#include <utility>
 
+#include "core/call_ledger.h"
 #include "core/cpu_relax.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -189,6 +191,7 @@ std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
 }
 
 std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
+  count_locked(terminal_state);  // before the state: a reader that sees it sees the count
   if (terminal_state == TETHER_CANCELLED) {
     ErrorPtr cancelled;
     try {
@@ -204,10 +207,36 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   return due;  // the caller notifies cv_ once it has unlocked
 }
 
+void Scope::count_locked(int32_t terminal_state) noexcept {
+  CallLedger* ledger = std::exchange(ledger_, nullptr);
+  if (ledger == nullptr) return;
+  switch (terminal_state) {
+    case TETHER_SUCCEEDED: ledger->succeeded(); break;
+    case TETHER_FAILED: ledger->failed(); break;
+    default: ledger->cancelled(); break;
+  }
+}
+
+bool Scope::others_live() const {
+  std::lock_guard lock(mutex_);
+  return live_ > 1;
+}
+
+void Scope::keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept {
+  std::lock_guard lock(mutex_);
+  if (terminal_locked() || ledger_ == nullptr) return;
+  try {
+    notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
+  } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do
+    count_locked(target_failed ? TETHER_FAILED : TETHER_SUCCEEDED);
+  }
+}
+
 void Scope::run_notices(std::vector<Notice> notices) {
   for (Notice& n : notices) {
-    n.fn(n.arg.get());
+    if (n.fn != nullptr) n.fn(n.arg.get());
     n.arg.reset();
+    n.keep.reset();
   }
 }
 

@@ -37,6 +37,8 @@
 
 namespace tether {
 
+class CallLedger;
+
 class Scope : public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
@@ -64,6 +66,12 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
     // it from one of them while it is not done is a wait on yourself.
     std::shared_ptr<const std::vector<const void*>> serving_lanes;
+    // For a call: its owner's ledger, which counts the call once, as the scope becomes
+    // terminal (SUCCEEDED: completed, FAILED: failed, CANCELLED: cancelled), under mutex_
+    // and before state_ is stored: a thread that sees the state sees the count. The owner
+    // is alive then: its lane runs or cancels the queued call (both lock mutex_ first),
+    // and finish_call_of keeps it past a target that returns while nested threads run.
+    CallLedger* ledger = nullptr;
   };
 
   // pending: a scope for a queued call, PENDING and holding arg until it starts.
@@ -86,6 +94,13 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] bool start_call(UserArg& arg);
   // finish_call: the target participant started by start_call returned.
   void finish_call(ErrorPtr error) { finish(std::move(error)); }
+  // finish_call_of: finish_call for a call counted by owner's ledger (Options::ledger);
+  // while nested threads still run, owner is kept alive until the scope is terminal.
+  template <class Owner>
+  void finish_call_of(Owner& owner, ErrorPtr error) {
+    if (others_live()) keep_owner(owner.shared_from_this(), error != nullptr);
+    finish(std::move(error));
+  }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
   void fail_pending(ErrorPtr e);
@@ -161,10 +176,18 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // spin_for_call: wait()'s spin phase for a call (Options::spin_wait).
   void spin_for_call(const Deadline& deadline) const noexcept;
   struct Notice {
-    tether_notify_fn fn;
+    tether_notify_fn fn;  // null: a keep-alive only
     UserArg arg;
     uint64_t id = 0;  // non-zero: removable (add_notice)
+    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner)
   };
+  // others_live: participants besides the calling target are live (nested threads).
+  [[nodiscard]] bool others_live() const;
+  // keep_owner: holds owner until the scope is terminal. With no memory to hold it, the
+  // ledger counts the target's own outcome now and is not touched again.
+  void keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept;
+  // count_locked: the ledger (if any) counts a call that ended in terminal_state.
+  void count_locked(int32_t terminal_state) noexcept;
   class Participant;
 
   void finish(ErrorPtr error);  // a participant returned (error null on success)
@@ -198,6 +221,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   uint64_t last_notice_id_ = 0;        // guarded by mutex_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
+  CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
   bool handle_ended_ = false;      // guarded by mutex_
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   UserArg result_;                 // guarded by mutex_

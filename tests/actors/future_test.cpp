@@ -231,17 +231,25 @@ TEST(Future, CancelRunningRequestsStop) {
               }, &drops, f.out()));
     ASSERT_TRUE(entered.wait_for(kLong));
     EXPECT_EQ(TETHER_RUNNING, f.state());
+    const tether_executor_stats before = executor_stats(e.get());
     ASSERT_EQ(TETHER_OK, tether_future_cancel(f.get()));
     ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
     EXPECT_TRUE(saw_stop.load());
+    // Counted as the future ended, and before it showed it: read right after the wait.
+    const tether_executor_stats after = executor_stats(e.get());
+    EXPECT_EQ(before.completed, after.completed) << "never counted completed: its future did not succeed";
     Err err = f.error();
     if (fail_after) {
       EXPECT_EQ(TETHER_FAILED, f.state());
       EXPECT_EQ(TETHER_E_TASK_FAILED, err.code());
       EXPECT_EQ(8, err.user_code());
+      EXPECT_EQ(before.failed + 1, after.failed);
+      EXPECT_EQ(before.cancelled, after.cancelled);
     } else {
       EXPECT_EQ(TETHER_CANCELLED, f.state());
       EXPECT_EQ(TETHER_E_CANCELLED, err.code());
+      EXPECT_EQ(before.cancelled + 1, after.cancelled) << "returned OK after the stop: CANCELLED, counted so";
+      EXPECT_EQ(before.failed, after.failed);
     }
     void *out = nullptr;
     EXPECT_EQ(TETHER_E_WRONG_STATE, tether_future_take_result(f.get(), &out));
@@ -250,6 +258,68 @@ TEST(Future, CancelRunningRequestsStop) {
     EXPECT_TRUE(drops.wait_for(1, kLong));
   }
   EXPECT_EQ(TETHER_OK, e.release());
+}
+
+// A call is counted in the state its future ends in: a task that returns OK while its
+// nested thread then fails ends FAILED, counted failed (not completed), once.
+TEST(Future, CountedAsItsFutureEndsWhenANestedThreadFails) {
+  Gate target_returned;
+  Executor e;
+  e.open_on_exit({&target_returned});
+  ASSERT_EQ(TETHER_OK, tether_executor_create(nullptr, e.out()));
+  Future f;
+  ASSERT_EQ(TETHER_OK, submit(e.get(), [&](tether_task *t) -> tether_status {
+              return spawn(t, "late-fail", [&](tether_task *n) -> tether_status {
+                return target_returned.wait_for(kLong) ? tether_task_fail(n, 5, "nested failure") : TETHER_OK;
+              }, nullptr);
+            }, nullptr, f.out()));
+  ASSERT_TRUE(wait_until([&] { return executor_stats(e.get()).queued == 0; }, kLong));
+  // The target has started; its nested thread waits for the gate. Nothing is counted yet.
+  ASSERT_TRUE(wait_until([&] { return threads_named("late-fail") == 1; }, kLong));
+  EXPECT_EQ(0u, executor_stats(e.get()).completed);
+  target_returned.set();
+  ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+  EXPECT_EQ(TETHER_FAILED, f.state());
+  const tether_executor_stats s = executor_stats(e.get());
+  EXPECT_EQ(0u, s.completed);
+  EXPECT_EQ(1u, s.failed);
+  EXPECT_EQ(0u, s.cancelled);
+  EXPECT_EQ(TETHER_OK, f.release());
+  EXPECT_EQ(TETHER_OK, e.release());
+}
+
+// The executor may end before a call's nested thread does (release_nowait, its thread
+// gone); the call is counted when that thread ends, so the executor's ledger must still
+// be there (under ASan and valgrind a use after free otherwise).
+TEST(Future, NestedThreadOutlivingItsExecutorIsCountedSafely) {
+  tether_executor_options eo;
+  tether_executor_options_init(&eo);
+  eo.name = "outlived-exec";
+  Executor e;
+  ASSERT_EQ(TETHER_OK, tether_executor_create(&eo, e.out()));
+  Gate nested_go;
+  struct OpenAtEnd {
+    Gate &gate;
+    ~OpenAtEnd() { gate.set(); }
+  } open_at_end{nested_go};  // a failed assertion does not leave the nested thread waiting
+  Counter nested_runs;
+  Future f;
+  ASSERT_EQ(TETHER_OK, submit(e.get(), [&](tether_task *t) -> tether_status {
+              return spawn(t, "outliving", [&](tether_task *) -> tether_status {
+                const bool go = nested_go.wait_for(kLong);
+                nested_runs.add();
+                return go ? TETHER_OK : 1;
+              }, nullptr);
+            }, nullptr, f.out()));
+  ASSERT_TRUE(wait_until([] { return threads_named("outliving") == 1; }, kLong));
+  ASSERT_EQ(TETHER_OK, tether_executor_release_nowait(std::exchange(*e.out(), tether_executor{})));
+  ASSERT_TRUE(wait_until([] { return threads_named("outlived-exec") == 0; }, kLong)) << "the executor's thread ended";
+  EXPECT_EQ(TETHER_RUNNING, f.state());
+  nested_go.set();
+  ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+  EXPECT_EQ(TETHER_SUCCEEDED, f.state());
+  EXPECT_EQ(1, nested_runs.get());
+  EXPECT_EQ(TETHER_OK, f.release());
 }
 
 // wait_any: the lowest index of a terminal future; n == 0 or NULL is INVALID_ARGUMENT; an

@@ -90,7 +90,7 @@ TEST(InboxStress, StopCancelRacesDrainAcrossRingBlocks) {
     EXPECT_EQ(static_cast<int>(ok + refused), drops.get()) << "round " << k;
     EXPECT_EQ(static_cast<int>(own_ok), own_drops.get()) << "round " << k;
     // Each accepted call ran or was cancelled, never both, never neither.
-    EXPECT_EQ(ok + own_ok, static_cast<size_t>(runs.get() + own_runs.get()) + s.cancelled) << "round " << k;
+    EXPECT_EQ(ok + own_ok, static_cast<size_t>(runs.get() + own_runs.get()) + s.cancelled) << "round " << k << " failed " << s.failed << " completed " << s.completed << " runs " << runs.get() + own_runs.get();
     EXPECT_EQ(0u, s.queued);
     int32_t state = 0;
     EXPECT_EQ(TETHER_OK, tether_actor_state(a.get(), &state, nullptr));

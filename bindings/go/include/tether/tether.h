@@ -475,7 +475,11 @@ typedef struct tether_executor_options {
 typedef struct tether_executor_stats {
   uint32_t struct_size;                  /* set by the caller: fields within it are filled */
   uint64_t queued;                       /* now: queued and not yet started */
-  uint64_t completed, failed, cancelled; /* totals */
+  uint64_t completed, failed, cancelled; /* totals: a call with a future in the state its
+                                            future ends in (SUCCEEDED, FAILED, CANCELLED),
+                                            counted before the future shows it; a call
+                                            without one: cancelled if it never ran, else
+                                            by its own return */
   uint64_t rejected;                     /* totals: QUEUE_FULL or SHUTDOWN refusals */
   uint64_t errors_dropped;               /* fire-and-forget errors past the kept limit */
   uint64_t os_thread_id;                 /* gettid() on Linux (Windows: see the top); 0 until a manual executor first runs */
