@@ -156,7 +156,7 @@ def main():
         sizes = {k: v // 10 for k, v in sizes.items()}
     placements = list(PLACEMENTS) if len(os.sched_getaffinity(0)) >= 2 else ["unpinned"]
     workers = (TetherWorker, PoolWorker, QueueWorker)
-    spin = "0 (the binding's default)" if args.idle_spin_ns is None else args.idle_spin_ns
+    spin = "the library's default (20 us, adaptive)" if args.idle_spin_ns is None else args.idle_spin_ns
     print(f"tether {tether.__version__}, {os.cpu_count()} CPUs, actor idle_spin_ns={spin}; "
           f"us per operation, median of {RUNS}; load average {os.getloadavg()[0]:.1f}")
     print("| placement | operation | tether.Actor | ThreadPoolExecutor(1) | Queue + Thread "

@@ -209,6 +209,16 @@ def test_bad_group_specs_are_refused():
         tether.Actor(dict, groups=["io"])
 
 
+def test_idle_spin_default_zero_or_more_answer_and_negative_is_refused():
+    # None (the default) takes the library's adaptive spin; 0 parks at once; both answer.
+    for spin in (None, 0, 50_000):
+        a = tether.Actor(dict, idle_spin_ns=spin)
+        assert a.call(lambda s: 42).result(T) == 42
+        a.close()
+    with pytest.raises(ValueError, match="idle_spin_ns"):
+        tether.Actor(dict, idle_spin_ns=-1)
+
+
 def test_closed_actor_is_refused():
     a = tether.Actor(dict)
     a.close()

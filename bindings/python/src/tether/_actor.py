@@ -38,17 +38,21 @@ class Actor:
     ``cpu=N`` pins the default thread to CPU N; ``mailbox_capacity`` bounds the queue
     (tether.QueueFull beyond it). The state's __del__ runs on the actor's thread at stop.
 
-    ``idle_spin_ns``: how long the idle thread spins before it parks. 0 by default (the C
-    API's default is 20 us): every Python call needs the GIL, and a spinning thread only
-    competes for the CPU with the thread that holds it (see bench/README.md).
+    ``idle_spin_ns``: how long the idle thread spins before it parks; None (the default)
+    takes the C API's: 20 us, skipped while the thread waiting on it shares its CPU, and
+    adapted to how often spinning pays. 0 parks at once (fewest CPU cycles; round trips
+    from another CPU then pay a wake-up each: see the README's benchmark).
     """
 
     def __init__(self, factory, /, *args, name: str | None = None, groups: dict | None = None,
-                 cpu: int | None = None, mailbox_capacity: int = 0, idle_spin_ns: int = 0, **kwargs):
+                 cpu: int | None = None, mailbox_capacity: int = 0, idle_spin_ns: int | None = None,
+                 **kwargs):
+        if idle_spin_ns is not None and idle_spin_ns < 0:
+            raise ValueError("idle_spin_ns must be >= 0 (or None: the library's default)")
         self.name = name if name is not None else "tether-actor"
         self._kept: dict = {}
         self._h = _tether.create_actor(factory, args, kwargs, name, groups, -1 if cpu is None else cpu,
-                                       mailbox_capacity, self._kept, idle_spin_ns)
+                                       mailbox_capacity, self._kept, -1 if idle_spin_ns is None else idle_spin_ns)
         _exit.track(self)
 
     def call(self, fn, /, *args, **kwargs) -> Future:
