@@ -368,8 +368,7 @@ extern "C" {
         node: *mut u32,
     ) -> tether_status;
     pub fn tether_graph_add_edge(g: tether_graph, from: u32, to: u32) -> tether_status;
-    pub fn tether_graph_set_outputs(g: tether_graph, nodes: *const u32, n: usize)
-        -> tether_status;
+    pub fn tether_graph_set_outputs(g: tether_graph, nodes: *const u32, n: usize) -> tether_status;
     pub fn tether_graph_error(g: tether_graph, out: *mut tether_error) -> tether_status;
     pub fn tether_graph_release(g: tether_graph) -> tether_status;
     pub fn tether_compile_options_init(o: *mut tether_compile_options);

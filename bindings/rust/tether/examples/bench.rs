@@ -18,7 +18,13 @@
 //! Run optimised: `cargo run --release --example bench [-- ROUNDS]` (the bundled core, built
 //! -O2 and linked statically; both columns call the same library). Against a Release
 //! build tree's shared library instead: `TETHER_LIB_DIR=.../build/release/src cargo run ...`.
-//! Plain `std::time::Instant`, best of 15 interleaved repetitions (the least disturbed).
+//! Plain `std::time::Instant`, 21 interleaved repetitions: the times shown are the best
+//! of each (the least disturbed), and `Rust / C API` is the median over the repetitions
+//! of the ratio of the two measured back to back (a burst of load from elsewhere falls on
+//! both sides of a pair, so the ratio is steadier than a ratio of bests),
+//! in three placements of the caller's thread and the actor's: different CPUs (0 and 1),
+//! the same CPU (0), and unpinned (each actor on an executor made with that `cpu`; the
+//! `mpsc` thread and the caller pinned with `sched_setaffinity`). Linux only.
 use std::ffi::c_void;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +36,7 @@ use tether::sys;
 use tether::{Actor, ActorOptions};
 
 const T: Duration = Duration::from_secs(60);
-const REPS: usize = 15;
+const REPS: usize = 21;
 
 fn ns_per_op(ops: usize, f: impl FnOnce()) -> f64 {
     let t = Instant::now();
@@ -93,14 +99,25 @@ unsafe extern "C" fn c_free_arc(p: *mut c_void) {
     drop(unsafe { Box::from_raw(p.cast::<Arc<AtomicU64>>()) });
 }
 
-struct CActor(sys::tether_actor);
+struct CActor(sys::tether_actor, sys::tether_executor);
 impl CActor {
-    fn new() -> CActor {
-        let mut o = std::mem::MaybeUninit::zeroed();
+    /// An actor on an executor of its own whose thread is pinned to `cpu` (-1: not pinned).
+    fn new(cpu: i32) -> CActor {
+        let mut eo = std::mem::MaybeUninit::zeroed();
+        let mut e = sys::tether_executor { id: 0 };
+        let mut o = std::mem::MaybeUninit::<sys::tether_actor_options>::zeroed();
         let mut a = sys::tether_actor { id: 0 };
-        // SAFETY: _init fills the options; the call's pointers are live.
+        // SAFETY: _init fills the options; the calls' pointers are live; the name is static.
         let st = unsafe {
+            sys::tether_executor_options_init(eo.as_mut_ptr());
+            (*eo.as_mut_ptr()).name = c"bench-c".as_ptr();
+            (*eo.as_mut_ptr()).cpu = cpu;
+            assert_eq!(
+                sys::tether_executor_create(eo.as_ptr(), &mut e),
+                sys::TETHER_OK
+            );
             sys::tether_actor_options_init(o.as_mut_ptr());
+            (*o.as_mut_ptr()).executor = e;
             sys::tether_actor_create(
                 o.as_ptr(),
                 Some(c_ctor),
@@ -111,7 +128,7 @@ impl CActor {
             )
         };
         assert_eq!(st, sys::TETHER_OK);
-        CActor(a)
+        CActor(a, e)
     }
     fn tell(&self, k: u64) {
         // SAFETY: the arg is a plain number; fire and forget.
@@ -170,8 +187,11 @@ impl CActor {
 }
 impl Drop for CActor {
     fn drop(&mut self) {
-        // SAFETY: released once.
-        unsafe { sys::tether_actor_release(self.0) };
+        // SAFETY: released once, the actor before its executor.
+        unsafe {
+            sys::tether_actor_release(self.0);
+            sys::tether_executor_release(self.1);
+        }
     }
 }
 
@@ -182,9 +202,10 @@ struct StdActor {
     thread: Option<thread::JoinHandle<()>>,
 }
 impl StdActor {
-    fn new() -> StdActor {
+    fn new(cpu: i32) -> StdActor {
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = thread::spawn(move || {
+            pin_this_thread(cpu);
             let mut state = 0u64;
             for job in rx {
                 job(&mut state);
@@ -211,6 +232,36 @@ impl Drop for StdActor {
     }
 }
 
+// ---- placement ----------------------------------------------------------------------------
+// A cpu_set_t of 1024 CPUs; glibc's sched_{get,set}affinity (the crate has no libc dependency).
+type CpuSet = [u64; 16];
+extern "C" {
+    fn sched_getaffinity(pid: i32, size: usize, mask: *mut CpuSet) -> i32;
+    fn sched_setaffinity(pid: i32, size: usize, mask: *const CpuSet) -> i32;
+}
+
+/// Pins the calling thread to `cpu` (-1: leaves it as it is); returns its mask before.
+fn pin_this_thread(cpu: i32) -> CpuSet {
+    let mut old: CpuSet = [0; 16];
+    // SAFETY: the masks are live locals of the size given; pid 0 is the calling thread.
+    unsafe {
+        assert_eq!(
+            sched_getaffinity(0, std::mem::size_of::<CpuSet>(), &mut old),
+            0
+        );
+        if cpu >= 0 {
+            let mut set: CpuSet = [0; 16];
+            set[cpu as usize / 64] |= 1 << (cpu % 64);
+            assert_eq!(
+                sched_setaffinity(0, std::mem::size_of::<CpuSet>(), &set),
+                0,
+                "CPU {cpu}"
+            );
+        }
+    }
+    old
+}
+
 fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
@@ -219,24 +270,55 @@ fn main() {
     let burst = rounds * 10;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "tether {} — best of {REPS}; round trips: {rounds}, fire-and-forget: {burst}; loadavg {}",
+        "tether {} — {REPS} repetitions; round trips: {rounds}, fire-and-forget: {burst}; loadavg {}",
         tether::version(),
         load.split_whitespace()
             .take(3)
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let cpus = thread::available_parallelism().map_or(1, |n| n.get());
+    let mut placements = vec![("unpinned", -1, -1)];
+    if cpus >= 2 {
+        placements.insert(0, ("same CPU", 0, 0));
+        placements.insert(0, ("different CPUs", 0, 1));
+    }
+    println!(
+        "{:<16} {:<30} {:>13} {:>9} {:>12} {:>13}",
+        "placement",
+        "ns per call (best)",
+        "tether (Rust)",
+        "C API",
+        "mpsc+thread",
+        "Rust / C API (median)"
+    );
+    for (name, caller, worker) in placements {
+        let old = pin_this_thread(caller);
+        run_placement(name, worker, rounds, burst);
+        // SAFETY: restores the mask read above.
+        unsafe { sched_setaffinity(0, std::mem::size_of::<CpuSet>(), &old) };
+    }
+}
 
-    let rust = Actor::new(&ActorOptions::new().name("bench-rust"), || 0u64).unwrap();
-    let c = CActor::new();
-    let std_actor = StdActor::new();
+fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
+    let executor = tether::Executor::new(
+        &tether::ExecutorOptions::new()
+            .name("bench-rust")
+            .cpu(worker),
+    )
+    .unwrap();
+    let rust = Actor::new(
+        &ActorOptions::new().name("bench-rust").executor(&executor),
+        || 0u64,
+    )
+    .unwrap();
+    let c = CActor::new(worker);
+    let std_actor = StdActor::new(worker);
     let counter = Arc::new(AtomicU64::new(0));
 
-    // Interleaved repetitions (A B C A B C ...): a burst of load from elsewhere then hits
-    // every contender alike, and the best of each is kept.
-    let mut best = [f64::INFINITY; 9];
-    for _ in 0..REPS {
-        let runs: [f64; 9] = [
+    // Each measure, as the loop below runs it.
+    let measures: [Box<dyn Fn() -> f64 + '_>; 9] = [
+        Box::new(|| {
             ns_per_op(rounds, || {
                 for k in 0..rounds as u64 {
                     black_box(
@@ -249,12 +331,16 @@ fn main() {
                         .unwrap(),
                     );
                 }
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(rounds, || {
                 for k in 0..rounds as u64 {
                     black_box(c.call(k));
                 }
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(rounds, || {
                 for k in 0..rounds as u64 {
                     black_box(std_actor.call(move |n| {
@@ -262,25 +348,33 @@ fn main() {
                         *n
                     }));
                 }
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for k in 0..burst as u64 {
                     rust.tell(move |n: &mut u64| *n += k).unwrap();
                 }
                 rust.call(|_| ()).unwrap().wait_timeout(T).unwrap();
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for k in 0..burst as u64 {
                     c.tell(k);
                 }
                 c.call(0);
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for k in 0..burst as u64 {
                     std_actor.tell(move |n| *n += k);
                 }
                 std_actor.call(|_| ());
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for _ in 0..burst {
                     let cc = Arc::clone(&counter);
@@ -291,13 +385,17 @@ fn main() {
                     .unwrap();
                 }
                 rust.call(|_| ()).unwrap().wait_timeout(T).unwrap();
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for _ in 0..burst {
                     c.tell_arc(&counter);
                 }
                 c.call(0);
-            }),
+            })
+        }),
+        Box::new(|| {
             ns_per_op(burst, || {
                 for _ in 0..burst {
                     let cc = Arc::clone(&counter);
@@ -307,18 +405,34 @@ fn main() {
                     });
                 }
                 std_actor.call(|_| ());
-            }),
-        ];
+            })
+        }),
+    ];
+
+    // Interleaved repetitions (A B C A B C ...): a burst of load from elsewhere then hits
+    // every contender alike, and the best of each is kept.
+    let mut best = [f64::INFINITY; 9];
+    let mut ratios: [Vec<f64>; 3] = Default::default(); // Rust / C API, per repetition
+    for rep in 0..REPS {
+        // Rust and C of each pair in turn first (the order costs either side nothing).
+        let order: [usize; 9] = if rep % 2 == 0 {
+            [0, 1, 2, 3, 4, 5, 6, 7, 8]
+        } else {
+            [1, 0, 2, 4, 3, 5, 7, 6, 8]
+        };
+        let mut runs = [0.0f64; 9];
+        for i in order {
+            runs[i] = measures[i]();
+        }
+        for (i, v) in ratios.iter_mut().enumerate() {
+            v.push(runs[3 * i] / runs[3 * i + 1]);
+        }
         for (b, r) in best.iter_mut().zip(runs) {
             *b = b.min(r);
         }
     }
     assert_eq!(counter.load(Ordering::Relaxed), (3 * REPS * burst) as u64);
 
-    println!(
-        "{:<34} {:>13} {:>9} {:>12} {:>13}",
-        "ns per call (best)", "tether (Rust)", "C API", "mpsc+thread", "Rust / C API"
-    );
     let rows = [
         "round trip (call + wait)",
         "fire-and-forget, u64 capture",
@@ -326,6 +440,11 @@ fn main() {
     ];
     for (i, name) in rows.iter().enumerate() {
         let (r, c, s) = (best[3 * i], best[3 * i + 1], best[3 * i + 2]);
-        println!("{name:<34} {r:>13.1} {c:>9.1} {s:>12.1} {:>12.2}x", r / c);
+        ratios[i].sort_by(f64::total_cmp);
+        let ratio = ratios[i][REPS / 2];
+        println!("{placement:<16} {name:<30} {r:>13.1} {c:>9.1} {s:>12.1} {ratio:>12.2}x");
     }
+    drop(measures);
+    drop(rust);
+    drop(executor);
 }

@@ -104,7 +104,10 @@ fn main() -> Result<(), tether::Error> {
     println!("worker-1: log -> {log1}");
     for (i, w) in w.iter().enumerate() {
         let off = w.call(|w| w.off_thread)?.wait_timeout(WAIT)?;
-        check(!off, &format!("every node of worker {i} ran on its constructor's thread"));
+        check(
+            !off,
+            &format!("every node of worker {i} ran on its constructor's thread"),
+        );
     }
     drop(w); // each worker drains, then drops its state on its thread
     if !ok {

@@ -127,9 +127,7 @@ pub use actor::{
 };
 pub use error::{Error, ErrorKind};
 pub use executor::{wait_any, Executor, ExecutorOptions, Future, FutureHandle, Stats};
-pub use graph::{
-    CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs,
-};
+pub use graph::{CompileOptions, Compiled, Execution, Graph, Inputs, Node, NodeHost, Outputs};
 pub use join::JoinHandle;
 pub use runner::{Join, Runner, RunnerOptions, Scope};
 

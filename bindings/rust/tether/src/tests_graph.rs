@@ -28,8 +28,16 @@ impl Worker {
     /// Every node calls this first: it must run where the constructor ran and see its
     /// thread-local; else the node panics and its execution fails.
     fn step(&mut self, tag: &str, x: i64) {
-        assert_eq!(thread::current().id(), self.ctor_thread, "node off its thread");
-        assert_eq!(TL.with(Cell::get), 100 + self.id, "node without the ctor's TL");
+        assert_eq!(
+            thread::current().id(),
+            self.ctor_thread,
+            "node off its thread"
+        );
+        assert_eq!(
+            TL.with(Cell::get),
+            100 + self.id,
+            "node without the ctor's TL"
+        );
         self.log.push(format!("{tag}:{x}"));
     }
 }
@@ -192,7 +200,9 @@ fn every_node_sees_its_constructors_thread_local() {
             (*a, *b, TL.with(Cell::get))
         })
         .unwrap();
-    let compiled = g.compile(&CompileOptions::new().channel_capacity(2), c).unwrap();
+    let compiled = g
+        .compile(&CompileOptions::new().channel_capacity(2), c)
+        .unwrap();
     for i in 0..20 {
         let (a, b, tl) = compiled.execute_timeout(T, i).unwrap().wait().unwrap();
         assert_eq!((a, b, tl), (100 + i, 101 + 100 + i, 100));
@@ -226,7 +236,10 @@ fn a_second_graph_on_a_busy_thread_is_thread_busy_until_the_first_is_dropped() {
     assert_eq!(e.code(), sys::TETHER_E_WRONG_STATE);
     drop(c0);
     let c1 = g1.compile(&CompileOptions::new(), n1).unwrap();
-    assert!(g1.error().is_none(), "a successful compile clears the error");
+    assert!(
+        g1.error().is_none(),
+        "a successful compile clears the error"
+    );
     assert_eq!(c1.execute(5).unwrap().wait_timeout(T).unwrap(), 7);
     // Editable again once its compiled graph is gone.
     drop(c1);
@@ -286,7 +299,9 @@ fn a_group_graph_coexists_with_a_default_thread_graph() {
         .unwrap();
     let mut g_group = Graph::<i64>::new().unwrap();
     let n = g_group
-        .node(&srv.group("io"), g_group.input(), move |s, x| record(s, x, 20))
+        .node(&srv.group("io"), g_group.input(), move |s, x| {
+            record(s, x, 20)
+        })
         .unwrap();
     let (mut g_wide, w) = one_node(&srv.group("wide"), 30);
     let err = g_wide.compile(&CompileOptions::new(), w).unwrap_err();
@@ -334,7 +349,9 @@ fn fan_out_fan_in_with_inputs_in_order_and_two_outputs() {
         })
         .unwrap();
     let d = g
-        .node(&w[1], (g.input(), g.input()), move |_, (x, y)| l3.value(x * 100 + y))
+        .node(&w[1], (g.input(), g.input()), move |_, (x, y)| {
+            l3.value(x * 100 + y)
+        })
         .unwrap();
     let compiled = g
         .compile(&CompileOptions::new().channel_capacity(4), (c, a, d))
@@ -394,7 +411,11 @@ fn a_panicking_node_fails_only_its_execution() {
     assert_eq!(err.thread_name(), "worker-1");
     assert_eq!(runs[1].poll(), State::Failed);
     assert_eq!(runs[2].wait_timeout(T).unwrap().v, expect(2));
-    assert_eq!(bwd_runs.load(Ordering::SeqCst), 2, "not for the failed batch");
+    assert_eq!(
+        bwd_runs.load(Ordering::SeqCst),
+        2,
+        "not for the failed batch"
+    );
     // A second take of outputs already taken is refused (the values were moved out once).
     let again = runs[0].wait_timeout(T).unwrap_err();
     assert_eq!(again.code(), sys::TETHER_E_WRONG_STATE);
@@ -503,8 +524,15 @@ fn dropping_the_compiled_graph_while_a_node_blocks_returns_at_once_and_leaks_not
     // uninstall, which follows it on that thread) is done.
     w[1].call(|_| ()).unwrap().wait_timeout(T).unwrap();
     let c2 = other.compile(&CompileOptions::new(), n).unwrap();
-    assert!(saw_stop.load(Ordering::SeqCst), "the node saw the stop request");
-    assert_eq!(later_runs.load(Ordering::SeqCst), 0, "nothing after the teardown ran");
+    assert!(
+        saw_stop.load(Ordering::SeqCst),
+        "the node saw the stop request"
+    );
+    assert_eq!(
+        later_runs.load(Ordering::SeqCst),
+        0,
+        "nothing after the teardown ran"
+    );
     drop(c2);
     drop(runs);
     drop(g);
@@ -515,7 +543,10 @@ fn dropping_the_compiled_graph_while_a_node_blocks_returns_at_once_and_leaks_not
     });
     eventually("every input dropped", || inputs.dropped() == 3);
     eventually("every value dropped", || ledger.dropped() == ledger.made());
-    assert!(ledger.made() >= 2, "fwd0's and fwd1's values of batch 0 at least");
+    assert!(
+        ledger.made() >= 2,
+        "fwd0's and fwd1's values of batch 0 at least"
+    );
 }
 
 #[test]
@@ -539,9 +570,7 @@ fn many_executions_with_backpressure() {
             v0.value(x.v + 1)
         })
         .unwrap();
-    let second = g
-        .node(&b, first, move |_, x| v1.value(x.v * 2))
-        .unwrap();
+    let second = g.node(&b, first, move |_, x| v1.value(x.v * 2)).unwrap();
     let compiled = g
         .compile(&CompileOptions::new().channel_capacity(capacity), second)
         .unwrap();
@@ -599,9 +628,7 @@ fn many_executions_with_backpressure() {
     assert!(order.lock().unwrap().iter().copied().eq(0..count));
     drop(compiled);
     // Refused inputs (QUEUE_FULL, timeout) were dropped too, each once.
-    eventually("every input dropped", || {
-        inputs.dropped() == inputs.made()
-    });
+    eventually("every input dropped", || inputs.dropped() == inputs.made());
     assert_eq!(inputs.made(), count as usize + 2 + queue_full);
     eventually("every value dropped", || values.dropped() == values.made());
     assert_eq!(values.made(), 2 * count as usize);
@@ -679,7 +706,9 @@ fn outputs_never_taken_are_dropped_with_the_execution() {
     // Dropped before it ends: the library drops the output when it does.
     let run = compiled.execute(2).unwrap();
     drop(run);
-    eventually("the output of a dropped execution", || ledger.dropped() == 2);
+    eventually("the output of a dropped execution", || {
+        ledger.dropped() == 2
+    });
 }
 
 #[test]
@@ -727,8 +756,8 @@ fn graph_misuse_is_refused() {
 #[test]
 fn node_functions_are_dropped_once_when_refused() {
     let closures = Arc::new(AtomicUsize::new(0));
-    let srv = Actor::with_groups(&ActorOptions::new().name("refuse"), &[("io", 1)], || 0u8)
-        .unwrap();
+    let srv =
+        Actor::with_groups(&ActorOptions::new().name("refuse"), &[("io", 1)], || 0u8).unwrap();
     let mut g = Graph::<i64>::new().unwrap();
     // Refused by the library (no such group): it drops the function before returning.
     let k = DropCount(closures.clone());
@@ -789,5 +818,7 @@ fn a_panicking_value_drop_never_aborts() {
         // is caught in drop_value and goes nowhere.
         assert_eq!(compiled.execute(i).unwrap().wait_timeout(T).unwrap(), i + 1);
     }
-    eventually("every intermediate dropped", || drops.load(Ordering::SeqCst) == 3);
+    eventually("every intermediate dropped", || {
+        drops.load(Ordering::SeqCst) == 3
+    });
 }
