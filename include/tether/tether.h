@@ -14,7 +14,8 @@
  *   6. Pinned executors: one OS thread for life
  *   7. Futures
  *   8. Actors: state that lives on one pinned thread
- *   (testing aid) tether_debug_fail_thread_create
+ *   9. Compiled graphs: execution loops on named threads
+ *   (testing aids) tether_debug_fail_thread_create, tether_debug_unjoined_threads
  *
  * Thread safety: every function may be called from any thread at any time, unless its
  * comment says "callback only" (valid only inside a callback, on that callback's thread).

@@ -89,7 +89,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // is_inside: the calling thread is one of the threads that run this actor's work.
   [[nodiscard]] bool is_inside() const noexcept;
 
-  // The library's own work on the actor (compiled graph steps, src/core/graph/):
+  // The library's own work on the actor (compiled graph steps: compiled_graph.cpp, graph_hosts.cpp):
   // lane: the lane of group (null: the default thread). Throws StatusError(NOT_FOUND).
   [[nodiscard]] Lane& lane(const char* group) const;
   // post: queues c on lane (one of this actor's) as the actor's work, counted like a call,
