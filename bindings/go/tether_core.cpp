@@ -6531,6 +6531,92 @@ void release_runner(uint64_t id, bool wait) {
 #include <string>
 #include <utility>
 
+// ---- capi/handles.h ----
+// The C handle types and the core object each names, so that the C boundary looks
+// handles up, takes them out of the table and makes new ones one way. The table itself
+// (core/handle_table.h) checks the kind and the generation: a stale, released or
+// foreign handle is TETHER_E_INVALID_HANDLE (TETHER_E_FORKED for a parent's in a child).
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "tether/tether.h"
+
+namespace tether {
+class Actor;
+class CompiledGraph;
+class Executor;
+class Graph;
+class Scope;
+struct Error;
+}  // namespace tether
+
+namespace tether::capi {
+
+template <class H>
+struct handle_traits;  // object: what the handle names; kind: its table kind
+
+template <>
+struct handle_traits<tether_runner> {
+  using object = Scope;
+  static constexpr Kind kind = Kind::Runner;
+};
+template <>
+struct handle_traits<tether_executor> {
+  using object = Executor;
+  static constexpr Kind kind = Kind::Executor;
+};
+template <>
+struct handle_traits<tether_actor> {
+  using object = Actor;
+  static constexpr Kind kind = Kind::Actor;
+};
+template <>
+struct handle_traits<tether_future> {
+  using object = Scope;
+  static constexpr Kind kind = Kind::Future;
+};
+template <>
+struct handle_traits<tether_error> {
+  using object = const Error;
+  static constexpr Kind kind = Kind::Error;
+};
+template <>
+struct handle_traits<tether_graph> {
+  using object = Graph;
+  static constexpr Kind kind = Kind::Graph;
+};
+template <>
+struct handle_traits<tether_compiled> {
+  using object = CompiledGraph;
+  static constexpr Kind kind = Kind::Compiled;
+};
+
+template <class H>
+using object_of = typename handle_traits<H>::object;
+
+// lookup: the object h names (shared: it stays alive while the caller uses it). Throws
+// StatusError (see above).
+template <class H>
+[[nodiscard]] std::shared_ptr<object_of<H>> lookup(H h) {
+  return HandleTable::instance().get<object_of<H>>(handle_traits<H>::kind, h.id);
+}
+
+// take: as lookup, and h is released: every later use of it is INVALID_HANDLE.
+template <class H>
+[[nodiscard]] std::shared_ptr<object_of<H>> take(H h) {
+  return HandleTable::instance().take<object_of<H>>(handle_traits<H>::kind, h.id);
+}
+
+// make_handle: a new handle of type H naming obj. Throws StatusError(NO_MEMORY).
+template <class H>
+[[nodiscard]] H make_handle(std::shared_ptr<object_of<H>> obj) {
+  return H{HandleTable::instance().insert(handle_traits<H>::kind, std::const_pointer_cast<std::remove_const_t<object_of<H>>>(std::move(obj)))};
+}
+
+}  // namespace tether::capi
+// ---- end of capi/handles.h ----
 #include "tether/tether.h"
 
 namespace tether::capi {
@@ -6595,6 +6681,20 @@ T* require(T* p, const char* what) {
   return p;
 }
 
+// read_out: an accessor of handle h that gives one value in *out: *out is cleared first
+// (no failure leaves a stale value there), then h is looked up, a NULL out is
+// TETHER_E_INVALID_ARGUMENT ("<what> must not be NULL"), and *out = read(object).
+template <class H, class Out, class Read>
+[[nodiscard]] tether_status read_out(H h, Out* out, const char* what, Read&& read) noexcept {
+  if (out != nullptr) *out = Out{};
+  return guarded([&] {
+    auto object = lookup(h);
+    require(out, what);
+    *out = read(*object);
+    return TETHER_OK;
+  });
+}
+
 // current_task: t checked to be the task of the callback running on this thread.
 [[nodiscard]] Task& current_task(const tether_task* t);
 
@@ -6630,8 +6730,8 @@ T read_options(const T* in, void (*init)(T*), size_t first_version_size, const c
 
 // fill_stats: checks out->struct_size and fills the stats within it.
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id);
-// kept_error: kept fire-and-forget error i as a new handle in *out.
-void kept_error(const CallLedger& ledger, size_t i, tether_error* out);
+// kept_error: kept fire-and-forget error i as a new handle (INVALID_ARGUMENT past the end).
+[[nodiscard]] tether_error kept_error(const CallLedger& ledger, size_t i);
 
 // wait_outcome: a core wait's result as the call's status, with the reason as the
 // last-error text (what: "join", "future wait", ...).
@@ -6648,15 +6748,13 @@ using namespace tether::capi;
 
 namespace {
 
-std::shared_ptr<Actor> lookup(tether_actor a) { return HandleTable::instance().get<Actor>(Kind::Actor, a.id); }
-
 constexpr size_t kActorOptionsV1 = offsetof(tether_actor_options, mailbox_capacity) + sizeof(size_t);
 
 Actor::Options read_actor_options(const tether_actor_options* o) {
   const tether_actor_options in = read_options(o, &tether_actor_options_init, kActorOptionsV1, "tether_actor_options");
   Actor::Options options;
   options.name = name_option(in.name, "tether-actor", "tether_actor_options.name");
-  if (in.executor.id != 0) options.executor = HandleTable::instance().get<Executor>(Kind::Executor, in.executor.id);
+  if (in.executor.id != 0) options.executor = lookup(in.executor);
   if (in.group_count > 0 && in.groups == nullptr) {
     fail(TETHER_E_INVALID_ARGUMENT, "tether_actor_options.groups is NULL but group_count is " +
                                         std::to_string(in.group_count));
@@ -6761,11 +6859,7 @@ TETHER_API tether_status tether_actor_get_stats(tether_actor a, tether_actor_sta
 }
 
 TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    kept_error(lookup(a)->ledger(), i, out);
-    return TETHER_OK;
-  });
+  return read_out(a, out, "out", [&](Actor& actor) { return kept_error(actor.ledger(), i); });
 }
 
 TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns) {
@@ -6785,7 +6879,7 @@ TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t
 TETHER_API tether_status tether_actor_release(tether_actor a) {
   return guarded([&] {
     actor_cache::forget(a.id);
-    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/true);
+    take(a)->release(/*wait=*/true);
     return TETHER_OK;
   });
 }
@@ -6793,7 +6887,7 @@ TETHER_API tether_status tether_actor_release(tether_actor a) {
 TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
   return guarded([&] {
     actor_cache::forget(a.id);
-    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/false);
+    take(a)->release(/*wait=*/false);
     return TETHER_OK;
   });
 }
@@ -6864,7 +6958,7 @@ std::string name_option(const char* name, const char* fallback, const char* what
 
 tether_error error_handle(const ErrorPtr& e) {
   if (!e) return tether_error{0};
-  return tether_error{HandleTable::instance().insert(Kind::Error, std::const_pointer_cast<Error>(e))};
+  return make_handle<tether_error>(e);
 }
 
 tether_status wait_outcome(int32_t rc, const char* what) {
@@ -6880,8 +6974,23 @@ tether_status wait_outcome(int32_t rc, const char* what) {
   }
 }
 
-tether_future future_handle(std::shared_ptr<Scope> scope) {
-  return tether_future{HandleTable::instance().insert(Kind::Future, std::move(scope))};
+tether_future future_handle(std::shared_ptr<Scope> scope) { return make_handle<tether_future>(std::move(scope)); }
+
+void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
+  // The first published tether_executor_stats ends after os_thread_id.
+  constexpr size_t kStatsV1 = offsetof(tether_executor_stats, os_thread_id) + sizeof(uint64_t);
+  require(out, "out");
+  if (out->struct_size < kStatsV1 || out->struct_size > sizeof(tether_executor_stats)) {
+    fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
+                                        " is not a known size (set it to sizeof(tether_executor_stats))");
+  }
+  ledger.fill(*out, out->struct_size, os_thread_id);
+}
+
+tether_error kept_error(const CallLedger& ledger, size_t i) {
+  ErrorPtr e = ledger.kept_error(i);
+  if (!e) fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the kept errors");
+  return error_handle(e);
 }
 
 }  // namespace tether::capi
@@ -6890,12 +6999,6 @@ tether_future future_handle(std::shared_ptr<Scope> scope) {
 
 using namespace tether;
 using namespace tether::capi;
-
-namespace {
-
-ErrorPtr lookup(tether_error e) { return HandleTable::instance().get<const Error>(Kind::Error, e.id); }
-
-}  // namespace
 
 extern "C" {
 
@@ -6920,17 +7023,12 @@ TETHER_API size_t tether_error_type_name(tether_error e, char* buf, size_t cap) 
 }
 
 TETHER_API tether_status tether_error_cause(tether_error e, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    require(out, "out");
-    *out = error_handle(lookup(e)->cause);
-    return TETHER_OK;
-  });
+  return read_out(e, out, "out", [](const Error& error) { return error_handle(error.cause); });
 }
 
 TETHER_API tether_status tether_error_release(tether_error e) {
   return guarded([&] {
-    (void)HandleTable::instance().take<const Error>(Kind::Error, e.id);
+    (void)take(e);
     return TETHER_OK;
   });
 }
@@ -6944,12 +7042,7 @@ using namespace tether::capi;
 
 namespace {
 
-std::shared_ptr<Executor> lookup(tether_executor e) {
-  return HandleTable::instance().get<Executor>(Kind::Executor, e.id);
-}
-
 constexpr size_t kExecutorOptionsV1 = offsetof(tether_executor_options, manual) + sizeof(int);
-constexpr size_t kStatsV1 = offsetof(tether_executor_stats, os_thread_id) + sizeof(uint64_t);
 
 tether_status submit(tether_executor e, tether_fn fn, UserArg& arg, tether_future* out, int64_t timeout_ns) {
   auto executor = lookup(e);
@@ -6960,26 +7053,6 @@ tether_status submit(tether_executor e, tether_fn fn, UserArg& arg, tether_futur
 }
 
 }  // namespace
-
-namespace tether::capi {
-
-void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
-  require(out, "out");
-  if (out->struct_size < kStatsV1 || out->struct_size > sizeof(tether_executor_stats)) {
-    fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
-                                        " is not a known size (set it to sizeof(tether_executor_stats))");
-  }
-  ledger.fill(*out, out->struct_size, os_thread_id);
-}
-
-void kept_error(const CallLedger& ledger, size_t i, tether_error* out) {
-  require(out, "out");
-  ErrorPtr e = ledger.kept_error(i);
-  if (!e) fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the kept errors");
-  *out = error_handle(e);
-}
-
-}  // namespace tether::capi
 
 extern "C" {
 
@@ -7013,7 +7086,7 @@ TETHER_API tether_status tether_executor_create(const tether_executor_options* o
     options.manual = in.manual == 1;
     std::shared_ptr<Executor> executor = Executor::create(std::move(options));
     try {
-      *out = tether_executor{HandleTable::instance().insert(Kind::Executor, executor)};
+      *out = make_handle<tether_executor>(executor);
     } catch (...) {
       executor->release_handle(/*wait=*/true);
       throw;
@@ -7044,11 +7117,7 @@ TETHER_API tether_status tether_executor_get_stats(tether_executor e, tether_exe
 }
 
 TETHER_API tether_status tether_executor_error(tether_executor e, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    kept_error(lookup(e)->ledger(), i, out);
-    return TETHER_OK;
-  });
+  return read_out(e, out, "out", [&](Executor& executor) { return kept_error(executor.ledger(), i); });
 }
 
 TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_ns) {
@@ -7066,14 +7135,14 @@ TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_
 
 TETHER_API tether_status tether_executor_release(tether_executor e) {
   return guarded([&] {
-    HandleTable::instance().take<Executor>(Kind::Executor, e.id)->release_handle(/*wait=*/true);
+    take(e)->release_handle(/*wait=*/true);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_executor_release_nowait(tether_executor e) {
   return guarded([&] {
-    HandleTable::instance().take<Executor>(Kind::Executor, e.id)->release_handle(/*wait=*/false);
+    take(e)->release_handle(/*wait=*/false);
     return TETHER_OK;
   });
 }
@@ -7090,8 +7159,6 @@ using namespace tether;
 using namespace tether::capi;
 
 namespace {
-
-std::shared_ptr<Scope> lookup(tether_future f) { return HandleTable::instance().get<Scope>(Kind::Future, f.id); }
 
 // AnyWaiter: woken by an on_done notice of any future it waits on.
 struct AnyWaiter {
@@ -7131,23 +7198,11 @@ TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
 }
 
 TETHER_API tether_status tether_future_error(tether_future f, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(f);
-    require(out, "out");
-    *out = error_handle(scope->first_error());
-    return TETHER_OK;
-  });
+  return read_out(f, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
-  if (out != nullptr) *out = nullptr;
-  return guarded([&] {
-    auto scope = lookup(f);
-    require(out, "out");
-    *out = scope->take_result();
-    return TETHER_OK;
-  });
+  return read_out(f, out, "out", [](Scope& scope) { return scope.take_result(); });
 }
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {
@@ -7237,7 +7292,7 @@ TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn
 
 TETHER_API tether_status tether_future_release(tether_future f) {
   return guarded([&] {
-    HandleTable::instance().take<Scope>(Kind::Future, f.id)->end_handle();
+    take(f)->end_handle();
     return TETHER_OK;
   });
 }
@@ -7254,10 +7309,6 @@ namespace {
 constexpr size_t kMaxChannelCapacity = size_t{1} << 20;
 constexpr size_t kCompileOptionsV1 = offsetof(tether_compile_options, value_drop) + sizeof(tether_drop_fn);
 
-std::shared_ptr<Graph> lookup(tether_graph g) { return HandleTable::instance().get<Graph>(Kind::Graph, g.id); }
-std::shared_ptr<CompiledGraph> lookup(tether_compiled c) {
-  return HandleTable::instance().get<CompiledGraph>(Kind::Compiled, c.id);
-}
 
 CompiledGraph::Options read_compile_options(const tether_compile_options* o) {
   const tether_compile_options in =
@@ -7280,7 +7331,7 @@ tether_status execute(tether_compiled c, UserArg& input, tether_future* out, int
 
 tether_status release(tether_compiled c) {
   return guarded([&] {
-    HandleTable::instance().take<CompiledGraph>(Kind::Compiled, c.id)->tear_down();
+    take(c)->tear_down();
     return TETHER_OK;
   });
 }
@@ -7293,7 +7344,7 @@ TETHER_API tether_status tether_graph_create(tether_graph* out) {
   if (out != nullptr) *out = tether_graph{0};
   return guarded([&] {
     require(out, "out");
-    out->id = HandleTable::instance().insert(Kind::Graph, std::make_shared<Graph>());
+    *out = make_handle<tether_graph>(std::make_shared<Graph>());
     return TETHER_OK;
   });
 }
@@ -7302,7 +7353,7 @@ TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, c
                                                void* arg, tether_drop_fn arg_drop, uint32_t* node) {
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto graph = lookup(g);
-    auto actor = HandleTable::instance().get<Actor>(Kind::Actor, a.id);
+    auto actor = lookup(a);
     require(fn, "fn");
     require(node, "node");
     *node = graph->add_node(std::move(actor), group, fn, std::move(owned));
@@ -7328,18 +7379,12 @@ TETHER_API tether_status tether_graph_set_outputs(tether_graph g, const uint32_t
 }
 
 TETHER_API tether_status tether_graph_error(tether_graph g, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto graph = lookup(g);
-    require(out, "out");
-    *out = error_handle(graph->last_error());
-    return TETHER_OK;
-  });
+  return read_out(g, out, "out", [](const Graph& graph) { return error_handle(graph.last_error()); });
 }
 
 TETHER_API tether_status tether_graph_release(tether_graph g) {
   return guarded([&] {
-    (void)HandleTable::instance().take<Graph>(Kind::Graph, g.id);
+    (void)take(g);
     return TETHER_OK;
   });
 }
@@ -7390,8 +7435,6 @@ using namespace tether;
 using namespace tether::capi;
 
 namespace {
-
-std::shared_ptr<Scope> lookup(tether_runner r) { return HandleTable::instance().get<Scope>(Kind::Runner, r.id); }
 
 // The first published tether_runner_options ends after stack_size.
 constexpr size_t kRunnerOptionsV1 = offsetof(tether_runner_options, stack_size) + sizeof(size_t);
@@ -7475,13 +7518,7 @@ TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn
 }
 
 TETHER_API tether_status tether_runner_error(tether_runner r, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    *out = error_handle(scope->first_error());
-    return TETHER_OK;
-  });
+  return read_out(r, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
 }
 
 TETHER_API size_t tether_runner_error_count(tether_runner r) {
@@ -7489,28 +7526,18 @@ TETHER_API size_t tether_runner_error_count(tether_runner r) {
 }
 
 TETHER_API tether_status tether_runner_error_at(tether_runner r, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    ErrorPtr e = scope->error_at(i);
+  return read_out(r, out, "out", [&](const Scope& scope) {
+    ErrorPtr e = scope.error_at(i);
     if (!e) {
       fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the end (" +
-                                          std::to_string(scope->error_count()) + " errors)");
+                                          std::to_string(scope.error_count()) + " errors)");
     }
-    *out = error_handle(e);
-    return TETHER_OK;
+    return error_handle(e);
   });
 }
 
 TETHER_API tether_status tether_runner_take_result(tether_runner r, void** out) {
-  if (out != nullptr) *out = nullptr;
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    *out = scope->take_result();
-    return TETHER_OK;
-  });
+  return read_out(r, out, "out", [](Scope& scope) { return scope.take_result(); });
 }
 
 TETHER_API tether_status tether_runner_live_threads(tether_runner r, size_t* out) {

@@ -4,14 +4,11 @@
 #include "capi/boundary.h"
 #include "core/actor.h"
 #include "core/actor_cache.h"
-#include "core/handle_table.h"
 
 using namespace tether;
 using namespace tether::capi;
 
 namespace {
-
-std::shared_ptr<Actor> lookup(tether_actor a) { return HandleTable::instance().get<Actor>(Kind::Actor, a.id); }
 
 constexpr size_t kActorOptionsV1 = offsetof(tether_actor_options, mailbox_capacity) + sizeof(size_t);
 
@@ -19,7 +16,7 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
   const tether_actor_options in = read_options(o, &tether_actor_options_init, kActorOptionsV1, "tether_actor_options");
   Actor::Options options;
   options.name = name_option(in.name, "tether-actor", "tether_actor_options.name");
-  if (in.executor.id != 0) options.executor = HandleTable::instance().get<Executor>(Kind::Executor, in.executor.id);
+  if (in.executor.id != 0) options.executor = lookup(in.executor);
   if (in.group_count > 0 && in.groups == nullptr) {
     fail(TETHER_E_INVALID_ARGUMENT, "tether_actor_options.groups is NULL but group_count is " +
                                         std::to_string(in.group_count));
@@ -124,11 +121,7 @@ TETHER_API tether_status tether_actor_get_stats(tether_actor a, tether_actor_sta
 }
 
 TETHER_API tether_status tether_actor_error(tether_actor a, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    kept_error(lookup(a)->ledger(), i, out);
-    return TETHER_OK;
-  });
+  return read_out(a, out, "out", [&](Actor& actor) { return kept_error(actor.ledger(), i); });
 }
 
 TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t timeout_ns) {
@@ -148,7 +141,7 @@ TETHER_API tether_status tether_actor_stop(tether_actor a, int32_t mode, int64_t
 TETHER_API tether_status tether_actor_release(tether_actor a) {
   return guarded([&] {
     actor_cache::forget(a.id);
-    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/true);
+    take(a)->release(/*wait=*/true);
     return TETHER_OK;
   });
 }
@@ -156,7 +149,7 @@ TETHER_API tether_status tether_actor_release(tether_actor a) {
 TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
   return guarded([&] {
     actor_cache::forget(a.id);
-    HandleTable::instance().take<Actor>(Kind::Actor, a.id)->release(/*wait=*/false);
+    take(a)->release(/*wait=*/false);
     return TETHER_OK;
   });
 }

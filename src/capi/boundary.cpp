@@ -65,7 +65,7 @@ std::string name_option(const char* name, const char* fallback, const char* what
 
 tether_error error_handle(const ErrorPtr& e) {
   if (!e) return tether_error{0};
-  return tether_error{HandleTable::instance().insert(Kind::Error, std::const_pointer_cast<Error>(e))};
+  return make_handle<tether_error>(e);
 }
 
 tether_status wait_outcome(int32_t rc, const char* what) {
@@ -81,8 +81,23 @@ tether_status wait_outcome(int32_t rc, const char* what) {
   }
 }
 
-tether_future future_handle(std::shared_ptr<Scope> scope) {
-  return tether_future{HandleTable::instance().insert(Kind::Future, std::move(scope))};
+tether_future future_handle(std::shared_ptr<Scope> scope) { return make_handle<tether_future>(std::move(scope)); }
+
+void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
+  // The first published tether_executor_stats ends after os_thread_id.
+  constexpr size_t kStatsV1 = offsetof(tether_executor_stats, os_thread_id) + sizeof(uint64_t);
+  require(out, "out");
+  if (out->struct_size < kStatsV1 || out->struct_size > sizeof(tether_executor_stats)) {
+    fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
+                                        " is not a known size (set it to sizeof(tether_executor_stats))");
+  }
+  ledger.fill(*out, out->struct_size, os_thread_id);
+}
+
+tether_error kept_error(const CallLedger& ledger, size_t i) {
+  ErrorPtr e = ledger.kept_error(i);
+  if (!e) fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the kept errors");
+  return error_handle(e);
 }
 
 }  // namespace tether::capi

@@ -9,10 +9,11 @@
 #include <string>
 #include <utility>
 
+#include "capi/handles.h"
 #include "core/call_ledger.h"
 #include "core/error.h"
-#include "core/scope.h"
 #include "core/fork_guard.h"
+#include "core/scope.h"
 #include "core/status_error.h"
 #include "core/task.h"
 #include "core/user_arg.h"
@@ -80,6 +81,20 @@ T* require(T* p, const char* what) {
   return p;
 }
 
+// read_out: an accessor of handle h that gives one value in *out: *out is cleared first
+// (no failure leaves a stale value there), then h is looked up, a NULL out is
+// TETHER_E_INVALID_ARGUMENT ("<what> must not be NULL"), and *out = read(object).
+template <class H, class Out, class Read>
+[[nodiscard]] tether_status read_out(H h, Out* out, const char* what, Read&& read) noexcept {
+  if (out != nullptr) *out = Out{};
+  return guarded([&] {
+    auto object = lookup(h);
+    require(out, what);
+    *out = read(*object);
+    return TETHER_OK;
+  });
+}
+
 // current_task: t checked to be the task of the callback running on this thread.
 [[nodiscard]] Task& current_task(const tether_task* t);
 
@@ -115,8 +130,8 @@ T read_options(const T* in, void (*init)(T*), size_t first_version_size, const c
 
 // fill_stats: checks out->struct_size and fills the stats within it.
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id);
-// kept_error: kept fire-and-forget error i as a new handle in *out.
-void kept_error(const CallLedger& ledger, size_t i, tether_error* out);
+// kept_error: kept fire-and-forget error i as a new handle (INVALID_ARGUMENT past the end).
+[[nodiscard]] tether_error kept_error(const CallLedger& ledger, size_t i);
 
 // wait_outcome: a core wait's result as the call's status, with the reason as the
 // last-error text (what: "join", "future wait", ...).

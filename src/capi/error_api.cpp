@@ -1,15 +1,8 @@
 // tether_error_*: read-only access to shared, immutable Error objects.
 #include "capi/boundary.h"
-#include "core/handle_table.h"
 
 using namespace tether;
 using namespace tether::capi;
-
-namespace {
-
-ErrorPtr lookup(tether_error e) { return HandleTable::instance().get<const Error>(Kind::Error, e.id); }
-
-}  // namespace
 
 extern "C" {
 
@@ -34,17 +27,12 @@ TETHER_API size_t tether_error_type_name(tether_error e, char* buf, size_t cap) 
 }
 
 TETHER_API tether_status tether_error_cause(tether_error e, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    require(out, "out");
-    *out = error_handle(lookup(e)->cause);
-    return TETHER_OK;
-  });
+  return read_out(e, out, "out", [](const Error& error) { return error_handle(error.cause); });
 }
 
 TETHER_API tether_status tether_error_release(tether_error e) {
   return guarded([&] {
-    (void)HandleTable::instance().take<const Error>(Kind::Error, e.id);
+    (void)take(e);
     return TETHER_OK;
   });
 }

@@ -1,19 +1,13 @@
 // tether_executor_*: pinned executors.
 #include "capi/boundary.h"
 #include "core/executor.h"
-#include "core/handle_table.h"
 
 using namespace tether;
 using namespace tether::capi;
 
 namespace {
 
-std::shared_ptr<Executor> lookup(tether_executor e) {
-  return HandleTable::instance().get<Executor>(Kind::Executor, e.id);
-}
-
 constexpr size_t kExecutorOptionsV1 = offsetof(tether_executor_options, manual) + sizeof(int);
-constexpr size_t kStatsV1 = offsetof(tether_executor_stats, os_thread_id) + sizeof(uint64_t);
 
 tether_status submit(tether_executor e, tether_fn fn, UserArg& arg, tether_future* out, int64_t timeout_ns) {
   auto executor = lookup(e);
@@ -24,26 +18,6 @@ tether_status submit(tether_executor e, tether_fn fn, UserArg& arg, tether_futur
 }
 
 }  // namespace
-
-namespace tether::capi {
-
-void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
-  require(out, "out");
-  if (out->struct_size < kStatsV1 || out->struct_size > sizeof(tether_executor_stats)) {
-    fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
-                                        " is not a known size (set it to sizeof(tether_executor_stats))");
-  }
-  ledger.fill(*out, out->struct_size, os_thread_id);
-}
-
-void kept_error(const CallLedger& ledger, size_t i, tether_error* out) {
-  require(out, "out");
-  ErrorPtr e = ledger.kept_error(i);
-  if (!e) fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the kept errors");
-  *out = error_handle(e);
-}
-
-}  // namespace tether::capi
 
 extern "C" {
 
@@ -77,7 +51,7 @@ TETHER_API tether_status tether_executor_create(const tether_executor_options* o
     options.manual = in.manual == 1;
     std::shared_ptr<Executor> executor = Executor::create(std::move(options));
     try {
-      *out = tether_executor{HandleTable::instance().insert(Kind::Executor, executor)};
+      *out = make_handle<tether_executor>(executor);
     } catch (...) {
       executor->release_handle(/*wait=*/true);
       throw;
@@ -108,11 +82,7 @@ TETHER_API tether_status tether_executor_get_stats(tether_executor e, tether_exe
 }
 
 TETHER_API tether_status tether_executor_error(tether_executor e, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    kept_error(lookup(e)->ledger(), i, out);
-    return TETHER_OK;
-  });
+  return read_out(e, out, "out", [&](Executor& executor) { return kept_error(executor.ledger(), i); });
 }
 
 TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_ns) {
@@ -130,14 +100,14 @@ TETHER_API tether_status tether_executor_run(tether_executor e, int64_t timeout_
 
 TETHER_API tether_status tether_executor_release(tether_executor e) {
   return guarded([&] {
-    HandleTable::instance().take<Executor>(Kind::Executor, e.id)->release_handle(/*wait=*/true);
+    take(e)->release_handle(/*wait=*/true);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_executor_release_nowait(tether_executor e) {
   return guarded([&] {
-    HandleTable::instance().take<Executor>(Kind::Executor, e.id)->release_handle(/*wait=*/false);
+    take(e)->release_handle(/*wait=*/false);
     return TETHER_OK;
   });
 }

@@ -4,14 +4,11 @@
 #include <vector>
 
 #include "capi/boundary.h"
-#include "core/handle_table.h"
 
 using namespace tether;
 using namespace tether::capi;
 
 namespace {
-
-std::shared_ptr<Scope> lookup(tether_future f) { return HandleTable::instance().get<Scope>(Kind::Future, f.id); }
 
 // AnyWaiter: woken by an on_done notice of any future it waits on.
 struct AnyWaiter {
@@ -51,23 +48,11 @@ TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
 }
 
 TETHER_API tether_status tether_future_error(tether_future f, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(f);
-    require(out, "out");
-    *out = error_handle(scope->first_error());
-    return TETHER_OK;
-  });
+  return read_out(f, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
-  if (out != nullptr) *out = nullptr;
-  return guarded([&] {
-    auto scope = lookup(f);
-    require(out, "out");
-    *out = scope->take_result();
-    return TETHER_OK;
-  });
+  return read_out(f, out, "out", [](Scope& scope) { return scope.take_result(); });
 }
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {
@@ -157,7 +142,7 @@ TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn
 
 TETHER_API tether_status tether_future_release(tether_future f) {
   return guarded([&] {
-    HandleTable::instance().take<Scope>(Kind::Future, f.id)->end_handle();
+    take(f)->end_handle();
     return TETHER_OK;
   });
 }

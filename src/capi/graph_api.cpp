@@ -3,7 +3,6 @@
 #include "core/actor.h"
 #include "core/compiled_graph.h"
 #include "core/graph.h"
-#include "core/handle_table.h"
 
 using namespace tether;
 using namespace tether::capi;
@@ -13,10 +12,6 @@ namespace {
 constexpr size_t kMaxChannelCapacity = size_t{1} << 20;
 constexpr size_t kCompileOptionsV1 = offsetof(tether_compile_options, value_drop) + sizeof(tether_drop_fn);
 
-std::shared_ptr<Graph> lookup(tether_graph g) { return HandleTable::instance().get<Graph>(Kind::Graph, g.id); }
-std::shared_ptr<CompiledGraph> lookup(tether_compiled c) {
-  return HandleTable::instance().get<CompiledGraph>(Kind::Compiled, c.id);
-}
 
 CompiledGraph::Options read_compile_options(const tether_compile_options* o) {
   const tether_compile_options in =
@@ -39,7 +34,7 @@ tether_status execute(tether_compiled c, UserArg& input, tether_future* out, int
 
 tether_status release(tether_compiled c) {
   return guarded([&] {
-    HandleTable::instance().take<CompiledGraph>(Kind::Compiled, c.id)->tear_down();
+    take(c)->tear_down();
     return TETHER_OK;
   });
 }
@@ -52,7 +47,7 @@ TETHER_API tether_status tether_graph_create(tether_graph* out) {
   if (out != nullptr) *out = tether_graph{0};
   return guarded([&] {
     require(out, "out");
-    out->id = HandleTable::instance().insert(Kind::Graph, std::make_shared<Graph>());
+    *out = make_handle<tether_graph>(std::make_shared<Graph>());
     return TETHER_OK;
   });
 }
@@ -61,7 +56,7 @@ TETHER_API tether_status tether_graph_add_node(tether_graph g, tether_actor a, c
                                                void* arg, tether_drop_fn arg_drop, uint32_t* node) {
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
     auto graph = lookup(g);
-    auto actor = HandleTable::instance().get<Actor>(Kind::Actor, a.id);
+    auto actor = lookup(a);
     require(fn, "fn");
     require(node, "node");
     *node = graph->add_node(std::move(actor), group, fn, std::move(owned));
@@ -87,18 +82,12 @@ TETHER_API tether_status tether_graph_set_outputs(tether_graph g, const uint32_t
 }
 
 TETHER_API tether_status tether_graph_error(tether_graph g, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto graph = lookup(g);
-    require(out, "out");
-    *out = error_handle(graph->last_error());
-    return TETHER_OK;
-  });
+  return read_out(g, out, "out", [](const Graph& graph) { return error_handle(graph.last_error()); });
 }
 
 TETHER_API tether_status tether_graph_release(tether_graph g) {
   return guarded([&] {
-    (void)HandleTable::instance().take<Graph>(Kind::Graph, g.id);
+    (void)take(g);
     return TETHER_OK;
   });
 }

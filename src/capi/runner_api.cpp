@@ -1,14 +1,11 @@
 // tether_runner_*: the ThreadRunner's C surface.
 #include "capi/boundary.h"
-#include "core/handle_table.h"
 #include "core/thread_runner.h"
 
 using namespace tether;
 using namespace tether::capi;
 
 namespace {
-
-std::shared_ptr<Scope> lookup(tether_runner r) { return HandleTable::instance().get<Scope>(Kind::Runner, r.id); }
 
 // The first published tether_runner_options ends after stack_size.
 constexpr size_t kRunnerOptionsV1 = offsetof(tether_runner_options, stack_size) + sizeof(size_t);
@@ -92,13 +89,7 @@ TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn
 }
 
 TETHER_API tether_status tether_runner_error(tether_runner r, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    *out = error_handle(scope->first_error());
-    return TETHER_OK;
-  });
+  return read_out(r, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
 }
 
 TETHER_API size_t tether_runner_error_count(tether_runner r) {
@@ -106,28 +97,18 @@ TETHER_API size_t tether_runner_error_count(tether_runner r) {
 }
 
 TETHER_API tether_status tether_runner_error_at(tether_runner r, size_t i, tether_error* out) {
-  if (out != nullptr) *out = tether_error{0};
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    ErrorPtr e = scope->error_at(i);
+  return read_out(r, out, "out", [&](const Scope& scope) {
+    ErrorPtr e = scope.error_at(i);
     if (!e) {
       fail(TETHER_E_INVALID_ARGUMENT, "error index " + std::to_string(i) + " is past the end (" +
-                                          std::to_string(scope->error_count()) + " errors)");
+                                          std::to_string(scope.error_count()) + " errors)");
     }
-    *out = error_handle(e);
-    return TETHER_OK;
+    return error_handle(e);
   });
 }
 
 TETHER_API tether_status tether_runner_take_result(tether_runner r, void** out) {
-  if (out != nullptr) *out = nullptr;
-  return guarded([&] {
-    auto scope = lookup(r);
-    require(out, "out");
-    *out = scope->take_result();
-    return TETHER_OK;
-  });
+  return read_out(r, out, "out", [](Scope& scope) { return scope.take_result(); });
 }
 
 TETHER_API tether_status tether_runner_live_threads(tether_runner r, size_t* out) {
