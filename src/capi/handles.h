@@ -22,44 +22,23 @@ struct Error;
 
 namespace tether::capi {
 
+// handle_traits<H>: object, what the handle names; kind, its kind in the table.
 template <class H>
-struct handle_traits;  // object: what the handle names; kind: its table kind
+struct handle_traits;
 
-template <>
-struct handle_traits<tether_runner> {
-  using object = Scope;
-  static constexpr Kind kind = Kind::Runner;
+template <class Object, Kind K>
+struct names {
+  using object = Object;
+  static constexpr Kind kind = K;
 };
-template <>
-struct handle_traits<tether_executor> {
-  using object = Executor;
-  static constexpr Kind kind = Kind::Executor;
-};
-template <>
-struct handle_traits<tether_actor> {
-  using object = Actor;
-  static constexpr Kind kind = Kind::Actor;
-};
-template <>
-struct handle_traits<tether_future> {
-  using object = Scope;
-  static constexpr Kind kind = Kind::Future;
-};
-template <>
-struct handle_traits<tether_error> {
-  using object = const Error;
-  static constexpr Kind kind = Kind::Error;
-};
-template <>
-struct handle_traits<tether_graph> {
-  using object = Graph;
-  static constexpr Kind kind = Kind::Graph;
-};
-template <>
-struct handle_traits<tether_compiled> {
-  using object = CompiledGraph;
-  static constexpr Kind kind = Kind::Compiled;
-};
+
+template <> struct handle_traits<tether_runner> : names<Scope, Kind::Runner> {};
+template <> struct handle_traits<tether_executor> : names<Executor, Kind::Executor> {};
+template <> struct handle_traits<tether_actor> : names<Actor, Kind::Actor> {};
+template <> struct handle_traits<tether_future> : names<Scope, Kind::Future> {};
+template <> struct handle_traits<tether_error> : names<const Error, Kind::Error> {};
+template <> struct handle_traits<tether_graph> : names<Graph, Kind::Graph> {};
+template <> struct handle_traits<tether_compiled> : names<CompiledGraph, Kind::Compiled> {};
 
 template <class H>
 using object_of = typename handle_traits<H>::object;
@@ -80,7 +59,8 @@ template <class H>
 // make_handle: a new handle of type H naming obj. Throws StatusError(NO_MEMORY).
 template <class H>
 [[nodiscard]] H make_handle(std::shared_ptr<object_of<H>> obj) {
-  return H{HandleTable::instance().insert(handle_traits<H>::kind, std::const_pointer_cast<std::remove_const_t<object_of<H>>>(std::move(obj)))};
+  using Mutable = std::remove_const_t<object_of<H>>;  // the table stores shared_ptr<void>
+  return H{HandleTable::instance().insert(handle_traits<H>::kind, std::const_pointer_cast<Mutable>(std::move(obj)))};
 }
 
 }  // namespace tether::capi
