@@ -68,8 +68,10 @@
  *  - stack_size below 16384 is TETHER_E_INVALID_ARGUMENT (the floor Linux's
  *    PTHREAD_STACK_MIN has); Windows rounds stacks up to 64 KiB.
  *  - There are no signals to block and no fork(): TETHER_E_FORKED never occurs.
- *  - A thread's exit notice (when its owner learns it ended) comes after the thread_locals
- *    of tether.dll are destroyed, not necessarily after those of other modules.
+ *  - A thread's exit notice (when its owner learns it ended) and the library's per-thread
+ *    cleanups run when the thread detaches from tether.dll (its TLS callback), not
+ *    necessarily after the thread_locals of other modules are destroyed. The thread that
+ *    ends the process runs neither (as on POSIX): its state goes with the process.
  *  - At process exit Windows ends every thread before the library's static destructors
  *    run, so the library's threads are not joined then (nothing is left to join). Do not
  *    unload tether.dll (FreeLibrary) while any of its objects or threads is alive.

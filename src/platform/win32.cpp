@@ -41,23 +41,51 @@ Fn kernel_function(const char* name) noexcept {
 const SetDescription g_set_description = kernel_function<SetDescription>("SetThreadDescription");
 const GetDescription g_get_description = kernel_function<GetDescription>("GetThreadDescription");
 
-// The exit notice: a thread_local whose destructor runs the notice. It is constructed
-// when the notice is set, at the thread's start, so it is destroyed after every other
-// thread_local of this library the thread constructed later (reverse order).
+// The exit notice: a native TLS slot holding arg, read by this module's own TLS callback
+// when a thread detaches from tether.dll. Not a C++ thread_local with a destructor: with
+// mingw-w64 those run from a winpthreads key destructor, and so does the one of emutls
+// (which backs every thread_local here), and emutls's key is the older one, so it runs
+// first and frees the thread's thread_locals; the notice then read freed memory, called
+// through a stale pointer, faulted inside the loader's TLS callback (which swallows it),
+// and left winpthreads' key lock read-held, so the process hung at exit in
+// pthread_key_delete. Our callback sits in .CRT$XLE: after the C runtime's (.CRT$XLC/D),
+// before winpthreads' (.CRT$XLF), so every thread_local of this library is still there.
 // Like a POSIX key, it is disarmed before each call, and a call that arms it again gets
 // another round (4 in all, as glibc's PTHREAD_DESTRUCTOR_ITERATIONS).
-struct ExitNotice {
-  void (*fn)(void*) noexcept = nullptr;
-  void* arg = nullptr;
-  ~ExitNotice() {
-    for (int round = 0; round < 4 && fn != nullptr; ++round) {
-      void (*run)(void*) noexcept = fn;
-      fn = nullptr;
-      run(arg);
-    }
+// Invariants: g_exit_slot is written only at load and unload (constant-initialised to
+// "none", so a callback before the static initialisers sees no slot); a thread's slot is
+// non-null only while its notice is armed; t_exit_fn is read only then (so a thread that
+// never armed it allocates no thread_local storage at its end).
+DWORD g_exit_slot = TLS_OUT_OF_INDEXES;  // none: notify_at_thread_exit fails
+[[maybe_unused]] const bool g_exit_slot_made = (g_exit_slot = TlsAlloc(), true);
+thread_local void (*t_exit_fn)(void*) noexcept = nullptr;
+
+void run_exit_notice() noexcept {
+  if (g_exit_slot == TLS_OUT_OF_INDEXES) return;
+  for (int round = 0; round < 4; ++round) {
+    void* arg = TlsGetValue(g_exit_slot);
+    if (arg == nullptr) return;
+    TlsSetValue(g_exit_slot, nullptr);  // a slot below 64 or already expanded: cannot fail
+    t_exit_fn(arg);
   }
-};
-thread_local ExitNotice t_exit_notice;
+}
+
+// At process exit (DLL_PROCESS_DETACH with reserved set) nothing runs: Windows has already
+// ended every other thread, so a cleanup that drops the last reference to an actor (which
+// joins its threads) or takes a lock a killed thread held would wait forever, and the
+// owner the notice tells is gone too. The exiting thread's state goes with the process,
+// as on POSIX, where the thread that calls exit() runs no key destructors either.
+// FreeLibrary (reserved null) is a detach while threads still run: the calling thread's
+// notice runs, then the slot is given back (tether.h: no other thread may hold objects).
+void NTAPI on_tls_event(PVOID, DWORD reason, PVOID reserved) {
+  if (reason == DLL_THREAD_DETACH) {
+    run_exit_notice();
+  } else if (reason == DLL_PROCESS_DETACH && reserved == nullptr && g_exit_slot != TLS_OUT_OF_INDEXES) {
+    run_exit_notice();
+    TlsFree(g_exit_slot);
+    g_exit_slot = TLS_OUT_OF_INDEXES;
+  }
+}
 
 }  // namespace
 
@@ -138,9 +166,9 @@ std::string current_thread_name() {
 }
 
 bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept {
-  t_exit_notice.fn = fn;
-  t_exit_notice.arg = arg;
-  return true;
+  if (g_exit_slot == TLS_OUT_OF_INDEXES) return false;
+  t_exit_fn = fn;
+  return TlsSetValue(g_exit_slot, arg) != 0;  // the first value past slot 64 allocates
 }
 
 bool enable_process_barrier() noexcept { return true; }  // FlushProcessWriteBuffers: Vista on
@@ -155,3 +183,13 @@ bool threads_run_at_exit() noexcept { return false; }
 bool on_fork(void (*)(), void (*)(), void (*)()) noexcept { return false; }
 
 }  // namespace tether::platform
+
+// The loader calls the callbacks between __xl_a and __xl_z (mingw-w64's tlssup.c) in
+// section-name order; _tls_used (the TLS directory naming them) is referenced so it is
+// linked even if nothing else in the DLL needed it.
+extern "C" {
+extern const IMAGE_TLS_DIRECTORY _tls_used;
+__attribute__((section(".CRT$XLE"), used)) PIMAGE_TLS_CALLBACK tether_tls_exit_callback =
+    &tether::platform::on_tls_event;
+__attribute__((used)) const void* const tether_tls_directory = &_tls_used;
+}
