@@ -1645,8 +1645,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // while nested threads still run, owner is kept alive until the scope is terminal.
   template <class Owner>
   void finish_call_of(Owner& owner, ErrorPtr error) {
-    if (others_live()) keep_owner(owner.shared_from_this(), error != nullptr);
-    finish(std::move(error));
+    finish(std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
+           &owner);
   }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
@@ -1728,16 +1728,16 @@ class Scope : public std::enable_shared_from_this<Scope> {
     uint64_t id = 0;  // non-zero: removable (add_notice)
     std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner)
   };
-  // others_live: participants besides the calling target are live (nested threads).
-  [[nodiscard]] bool others_live() const;
-  // keep_owner: holds owner until the scope is terminal. With no memory to hold it, the
-  // ledger counts the target's own outcome now and is not touched again.
-  void keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept;
+  // keep_owner_locked: holds owner until the scope is terminal. With no memory to hold
+  // it, the ledger counts the target's own outcome now and is not touched again.
+  void keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept;
   // count_locked: the ledger (if any) counts a call that ended in terminal_state.
   void count_locked(int32_t terminal_state) noexcept;
   class Participant;
 
-  void finish(ErrorPtr error);  // a participant returned (error null on success)
+  // finish: a participant returned (error null on success). With keep (the target of a
+  // counted call), keep(owner) is held while other participants still run.
+  void finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
@@ -5678,11 +5678,14 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   }
 }
 
-void Scope::finish(ErrorPtr error) {
+void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
   std::vector<Notice> notices;
   std::vector<Notice> quiet;
   {
     std::lock_guard lock(mutex_);
+    if (keep != nullptr && live_ > 1 && !terminal_locked() && ledger_ != nullptr) {
+      keep_owner_locked(keep(owner), error != nullptr);  // nested threads end the call later
+    }
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
     if (live_ == 1 && !terminal_locked()) {
       const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
@@ -5761,14 +5764,7 @@ void Scope::count_locked(int32_t terminal_state) noexcept {
   }
 }
 
-bool Scope::others_live() const {
-  std::lock_guard lock(mutex_);
-  return live_ > 1;
-}
-
-void Scope::keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept {
-  std::lock_guard lock(mutex_);
-  if (terminal_locked() || ledger_ == nullptr) return;
+void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept {
   try {
     notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
   } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do

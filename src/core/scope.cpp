@@ -134,11 +134,14 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   }
 }
 
-void Scope::finish(ErrorPtr error) {
+void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
   std::vector<Notice> notices;
   std::vector<Notice> quiet;
   {
     std::lock_guard lock(mutex_);
+    if (keep != nullptr && live_ > 1 && !terminal_locked() && ledger_ != nullptr) {
+      keep_owner_locked(keep(owner), error != nullptr);  // nested threads end the call later
+    }
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
     if (live_ == 1 && !terminal_locked()) {
       const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
@@ -217,14 +220,7 @@ void Scope::count_locked(int32_t terminal_state) noexcept {
   }
 }
 
-bool Scope::others_live() const {
-  std::lock_guard lock(mutex_);
-  return live_ > 1;
-}
-
-void Scope::keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept {
-  std::lock_guard lock(mutex_);
-  if (terminal_locked() || ledger_ == nullptr) return;
+void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept {
   try {
     notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
   } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do

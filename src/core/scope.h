@@ -98,8 +98,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // while nested threads still run, owner is kept alive until the scope is terminal.
   template <class Owner>
   void finish_call_of(Owner& owner, ErrorPtr error) {
-    if (others_live()) keep_owner(owner.shared_from_this(), error != nullptr);
-    finish(std::move(error));
+    finish(std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
+           &owner);
   }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
@@ -181,16 +181,16 @@ class Scope : public std::enable_shared_from_this<Scope> {
     uint64_t id = 0;  // non-zero: removable (add_notice)
     std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner)
   };
-  // others_live: participants besides the calling target are live (nested threads).
-  [[nodiscard]] bool others_live() const;
-  // keep_owner: holds owner until the scope is terminal. With no memory to hold it, the
-  // ledger counts the target's own outcome now and is not touched again.
-  void keep_owner(std::shared_ptr<void> owner, bool target_failed) noexcept;
+  // keep_owner_locked: holds owner until the scope is terminal. With no memory to hold
+  // it, the ledger counts the target's own outcome now and is not touched again.
+  void keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept;
   // count_locked: the ledger (if any) counts a call that ended in terminal_state.
   void count_locked(int32_t terminal_state) noexcept;
   class Participant;
 
-  void finish(ErrorPtr error);  // a participant returned (error null on success)
+  // finish: a participant returned (error null on success). With keep (the target of a
+  // counted call), keep(owner) is held while other participants still run.
+  void finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
