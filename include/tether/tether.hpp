@@ -37,6 +37,9 @@
 //   tether/hpp/executor.hpp  Executor, ExecutorOptions, ExecutorStats (ActorStats)
 //   tether/hpp/actor.hpp     Actor<S>, ActorOptions, GroupSpec, ActorState, StopMode
 //   tether/hpp/graph.hpp     Graph<In>, Node<T>, Compiled<In, Out...>, Execution<Out...>
+//   tether/hpp/detail/unique_handle.hpp  detail::UniqueHandle: the moves and the release
+//                            of one C handle, for Runner, Executor, Future, Actor,
+//                            Compiled and Graph
 //
 // Include this header, not the parts: which part holds what may change.
 //

@@ -93,7 +93,7 @@ expect_files "$runtime_deb" "$lib/libtether.so.0" "$lib/libtether.so.0.1.0" \
 hpp=usr/include/tether/hpp
 expect_files "$dev_deb" "$lib/libtether.so" usr/include/tether/tether.h usr/include/tether/tether.hpp \
   "$hpp/error.hpp" "$hpp/task.hpp" "$hpp/future.hpp" "$hpp/runner.hpp" "$hpp/executor.hpp" \
-  "$hpp/actor.hpp" "$hpp/graph.hpp" \
+  "$hpp/actor.hpp" "$hpp/graph.hpp" "$hpp/detail/unique_handle.hpp" \
   "$lib/pkgconfig/tether.pc" "$lib/cmake/tether/tetherConfig.cmake" \
   "$lib/cmake/tether/tetherConfigVersion.cmake" "$lib/cmake/tether/tetherTargets.cmake" \
   "$lib/cmake/tether/tetherTargets-relwithdebinfo.cmake" \

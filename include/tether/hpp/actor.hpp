@@ -4,6 +4,7 @@
 #ifndef TETHER_HPP_ACTOR_HPP
 #define TETHER_HPP_ACTOR_HPP
 
+#include "detail/unique_handle.hpp"
 #include "error.hpp"
 #include "executor.hpp"
 #include "future.hpp"
@@ -71,17 +72,10 @@ class Actor {
   using state_type = S;
 
   Actor() noexcept = default;
-  Actor(Actor&& o) noexcept : h_(std::exchange(o.h_, tether_actor{0})) {}
-  Actor& operator=(Actor&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_actor{0});
-    }
-    return *this;
-  }
+  Actor(Actor&&) noexcept = default;             // h_ moves: the source is left empty
+  Actor& operator=(Actor&&) noexcept = default;  // releases what this owned first
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
-  ~Actor() { reset(); }
 
   // create: queues ctor on the actor's default thread and returns at once; calls queue
   // behind it. ctor takes a Task& (or nothing) and returns either an S (a prvalue, so S is
@@ -109,7 +103,7 @@ class Actor {
     o.mailbox_capacity = options.mailbox_capacity;
     Actor a;
     detail::check(tether_actor_create(&o, &construct<D>, &destroy, detail::box(std::forward<F>(ctor)),
-                                      &detail::drop_as<detail::Box<D>>, &a.h_));
+                                      &detail::drop_as<detail::Box<D>>, a.h_.out()));
     return a;
   }
   template <class F>
@@ -117,7 +111,7 @@ class Actor {
     return create(ActorOptions{}, std::forward<F>(ctor));
   }
 
-  [[nodiscard]] bool valid() const noexcept { return h_.id != 0; }
+  [[nodiscard]] bool valid() const noexcept { return h_.valid(); }
   explicit operator bool() const noexcept { return valid(); }
 
   // call: queues fn(S&, Task&) — or fn(S&) — on the default thread, after the calls before
@@ -163,7 +157,7 @@ class Actor {
   [[nodiscard]] ActorState state() const {
     need();
     int32_t s = 0;
-    detail::check(tether_actor_state(h_, &s, nullptr));
+    detail::check(tether_actor_state(h_.get(), &s, nullptr));
     return static_cast<ActorState>(s);
   }
   // dead_cause: a DEAD actor's constructor error; nullopt otherwise.
@@ -171,7 +165,7 @@ class Actor {
     need();
     int32_t s = 0;
     tether_error e{0};
-    detail::check(tether_actor_state(h_, &s, &e));
+    detail::check(tether_actor_state(h_.get(), &s, &e));
     if (e.id == 0) return std::nullopt;
     return Error::adopt(e);
   }
@@ -180,13 +174,13 @@ class Actor {
   [[nodiscard]] ActorStats stats() const {
     need();
     tether_actor_stats s = detail::empty_stats();
-    detail::check(tether_actor_get_stats(h_, &s));
+    detail::check(tether_actor_get_stats(h_.get(), &s));
     return detail::to_stats(s);
   }
   // errors: the kept errors of fire-and-forget calls (the first 64), in order.
   [[nodiscard]] std::vector<Error> errors() const {
     need();
-    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_actor_error(h_, i, e); });
+    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_actor_error(h_.get(), i, e); });
   }
 
   // stop: from now on new calls throw TETHER_E_SHUTDOWN. Cancel cancels queued calls and
@@ -203,18 +197,18 @@ class Actor {
   // release: stop(Drain) waited to the end, then the handle ends (as the destructor).
   void release() {
     need();
-    detail::check(tether_actor_release(std::exchange(h_, tether_actor{0})));
+    detail::check(tether_actor_release(h_.take()));
   }
   // release_nowait: ends the handle at once; the drain goes on in the library.
   void release_nowait() {
     need();
-    detail::check(tether_actor_release_nowait(std::exchange(h_, tether_actor{0})));
+    detail::check(tether_actor_release_nowait(h_.take()));
   }
 
-  [[nodiscard]] tether_actor c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_actor c_handle() const noexcept { return h_.get(); }
 
  private:
-  void need() const { detail::require(h_.id, "tether::Actor"); }
+  void need() const { detail::require(h_.get().id, "tether::Actor"); }
 
   // construct: the C constructor; runs on the default thread.
   template <class D>
@@ -252,8 +246,8 @@ class Actor {
     auto* arg = detail::box(std::forward<F>(fn));
     constexpr tether_method_fn m = &method<true, D>;
     constexpr tether_drop_fn drop = &detail::drop_as<detail::Box<D>>;
-    detail::check(ns ? tether_actor_call_timeout(h_, group, m, arg, drop, &f, *ns)
-                     : tether_actor_call(h_, group, m, arg, drop, &f));
+    detail::check(ns ? tether_actor_call_timeout(h_.get(), group, m, arg, drop, &f, *ns)
+                     : tether_actor_call(h_.get(), group, m, arg, drop, &f));
     return detail::FutureAccess<R>::make(f);
   }
 
@@ -262,23 +256,19 @@ class Actor {
     need();
     using D = std::decay_t<F>;
     (void)sizeof(detail::call_result_t<D, S>*);  // check the signature
-    detail::check(tether_actor_call(h_, group, &method<false, D>, detail::box(std::forward<F>(fn)),
+    detail::check(tether_actor_call(h_.get(), group, &method<false, D>, detail::box(std::forward<F>(fn)),
                                     &detail::drop_as<detail::Box<D>>, nullptr));
   }
 
   bool stop_ns(StopMode mode, int64_t ns) const {
     need();
-    const tether_status rc = tether_actor_stop(h_, static_cast<int32_t>(mode), ns);
+    const tether_status rc = tether_actor_stop(h_.get(), static_cast<int32_t>(mode), ns);
     if (rc == TETHER_E_TIMEOUT) return false;
     detail::check(rc);
     return true;
   }
 
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_actor_release(std::exchange(h_, tether_actor{0}));
-  }
-
-  tether_actor h_{0};
+  detail::UniqueHandle<tether_actor, &tether_actor_release> h_;
 };
 
 }  // namespace tether

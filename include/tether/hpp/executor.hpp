@@ -3,6 +3,7 @@
 #ifndef TETHER_HPP_EXECUTOR_HPP
 #define TETHER_HPP_EXECUTOR_HPP
 
+#include "detail/unique_handle.hpp"
 #include "error.hpp"
 #include "future.hpp"
 #include "task.hpp"
@@ -71,17 +72,10 @@ struct ExecutorOptions {
 class Executor {
  public:
   Executor() noexcept = default;
-  Executor(Executor&& o) noexcept : h_(std::exchange(o.h_, tether_executor{0})) {}
-  Executor& operator=(Executor&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_executor{0});
-    }
-    return *this;
-  }
+  Executor(Executor&&) noexcept = default;             // h_ moves: the source is left empty
+  Executor& operator=(Executor&&) noexcept = default;  // releases what this owned first
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
-  ~Executor() { reset(); }
 
   // create: a new executor (and its thread, unless manual). Throws Error.
   [[nodiscard]] static Executor create(const ExecutorOptions& options = {}) {
@@ -94,11 +88,11 @@ class Executor {
     if (options.idle_spin) o.idle_spin_ns = options.idle_spin->count();
     o.manual = options.manual ? 1 : 0;
     Executor e;
-    detail::check(tether_executor_create(&o, &e.h_));
+    detail::check(tether_executor_create(&o, e.h_.out()));
     return e;
   }
 
-  [[nodiscard]] bool valid() const noexcept { return h_.id != 0; }
+  [[nodiscard]] bool valid() const noexcept { return h_.valid(); }
   explicit operator bool() const noexcept { return valid(); }
 
   // submit: queues fn (taking a Task& or nothing, returning R) and returns its Future<R>.
@@ -122,7 +116,7 @@ class Executor {
     need();
     using D = std::decay_t<F>;
     (void)sizeof(detail::call_result_t<D>*);  // check the signature
-    detail::check(tether_executor_submit(h_, &detail::task_trampoline<false, D>, detail::box(std::forward<F>(fn)),
+    detail::check(tether_executor_submit(h_.get(), &detail::task_trampoline<false, D>, detail::box(std::forward<F>(fn)),
                                          &detail::drop_as<detail::Box<D>>, nullptr));
   }
 
@@ -130,13 +124,13 @@ class Executor {
   [[nodiscard]] ExecutorStats stats() const {
     need();
     tether_executor_stats s = detail::empty_stats();
-    detail::check(tether_executor_get_stats(h_, &s));
+    detail::check(tether_executor_get_stats(h_.get(), &s));
     return detail::to_stats(s);
   }
   // errors: the kept errors of fire-and-forget tasks (the first 64), in order.
   [[nodiscard]] std::vector<Error> errors() const {
     need();
-    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_executor_error(h_, i, e); });
+    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_executor_error(h_.get(), i, e); });
   }
 
   // run_for (manual executors only): runs tasks on this thread until `timeout` passes
@@ -152,18 +146,18 @@ class Executor {
   // release: runs what is queued, then joins the thread (as the destructor).
   void release() {
     need();
-    detail::check(tether_executor_release(std::exchange(h_, tether_executor{0})));
+    detail::check(tether_executor_release(h_.take()));
   }
   // release_nowait: ends the handle at once; the library joins the thread.
   void release_nowait() {
     need();
-    detail::check(tether_executor_release_nowait(std::exchange(h_, tether_executor{0})));
+    detail::check(tether_executor_release_nowait(h_.take()));
   }
 
-  [[nodiscard]] tether_executor c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_executor c_handle() const noexcept { return h_.get(); }
 
  private:
-  void need() const { detail::require(h_.id, "tether::Executor"); }
+  void need() const { detail::require(h_.get().id, "tether::Executor"); }
 
   template <class F>
   Future<detail::call_result_t<std::decay_t<F>>> submit_impl(F&& fn, std::optional<int64_t> ns) const {
@@ -174,24 +168,20 @@ class Executor {
     auto* arg = detail::box(std::forward<F>(fn));
     constexpr tether_fn tramp = &detail::task_trampoline<true, D>;
     constexpr tether_drop_fn drop = &detail::drop_as<detail::Box<D>>;
-    detail::check(ns ? tether_executor_submit_timeout(h_, tramp, arg, drop, &f, *ns)
-                     : tether_executor_submit(h_, tramp, arg, drop, &f));
+    detail::check(ns ? tether_executor_submit_timeout(h_.get(), tramp, arg, drop, &f, *ns)
+                     : tether_executor_submit(h_.get(), tramp, arg, drop, &f));
     return detail::FutureAccess<R>::make(f);
   }
 
   bool run_ns(int64_t ns) const {
     need();
-    const tether_status rc = tether_executor_run(h_, ns < 0 ? -1 : ns);
+    const tether_status rc = tether_executor_run(h_.get(), ns < 0 ? -1 : ns);
     if (rc == TETHER_E_SHUTDOWN) return false;
     detail::check(rc);
     return true;
   }
 
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_executor_release(std::exchange(h_, tether_executor{0}));
-  }
-
-  tether_executor h_{0};
+  detail::UniqueHandle<tether_executor, &tether_executor_release> h_;
 };
 
 }  // namespace tether

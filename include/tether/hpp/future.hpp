@@ -3,6 +3,7 @@
 #ifndef TETHER_HPP_FUTURE_HPP
 #define TETHER_HPP_FUTURE_HPP
 
+#include "detail/unique_handle.hpp"
 #include "error.hpp"
 #include "task.hpp"
 
@@ -35,42 +36,35 @@ class Future {
   using value_type = R;
 
   Future() noexcept = default;
-  Future(Future&& o) noexcept : h_(std::exchange(o.h_, tether_future{0})) {}
-  Future& operator=(Future&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_future{0});
-    }
-    return *this;
-  }
+  Future(Future&&) noexcept = default;             // h_ moves: the source is left empty
+  Future& operator=(Future&&) noexcept = default;  // releases what this owned first
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
-  ~Future() { reset(); }
 
   // valid: whether this owns a handle.
-  [[nodiscard]] bool valid() const noexcept { return h_.id != 0; }
+  [[nodiscard]] bool valid() const noexcept { return h_.valid(); }
   explicit operator bool() const noexcept { return valid(); }
 
   // poll: the state now, without blocking.
   [[nodiscard]] State poll() const {
-    detail::require(h_.id, "tether::Future");
+    detail::require(h_.get().id, "tether::Future");
     int32_t s = 0;
-    detail::check(tether_future_poll(h_, &s));
+    detail::check(tether_future_poll(h_.get(), &s));
     return static_cast<State>(s);
   }
 
   // wait: until the future is terminal, whatever the outcome. Throws Error
   // (TETHER_E_DEADLOCK: the work can only run on this thread; TETHER_E_INVALID_HANDLE).
   void wait() const {
-    detail::require(h_.id, "tether::Future");
-    detail::check(tether_future_wait(h_, -1));
+    detail::require(h_.get().id, "tether::Future");
+    detail::check(tether_future_wait(h_.get(), -1));
   }
 
   // wait_for: true once terminal, false if `timeout` passed first.
   template <class Rep, class Period>
   [[nodiscard]] bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
-    detail::require(h_.id, "tether::Future");
-    const tether_status rc = tether_future_wait(h_, detail::timeout_ns(timeout));
+    detail::require(h_.get().id, "tether::Future");
+    const tether_status rc = tether_future_wait(h_.get(), detail::timeout_ns(timeout));
     if (rc == TETHER_E_TIMEOUT) return false;
     detail::check(rc);
     return true;
@@ -78,9 +72,9 @@ class Future {
 
   // error: the work's first error (a cancelled one's has TETHER_E_CANCELLED), if any yet.
   [[nodiscard]] std::optional<Error> error() const {
-    detail::require(h_.id, "tether::Future");
+    detail::require(h_.get().id, "tether::Future");
     tether_error e{0};
-    detail::check(tether_future_error(h_, &e));
+    detail::check(tether_future_error(h_.get(), &e));
     if (e.id == 0) return std::nullopt;
     return Error::adopt(e);
   }
@@ -94,7 +88,7 @@ class Future {
     if (s != State::Succeeded) throw_outcome(s);
     if constexpr (!std::is_void_v<R>) {
       void* p = nullptr;
-      detail::check(tether_future_take_result(h_, &p));
+      detail::check(tether_future_take_result(h_.get(), &p));
       std::unique_ptr<R> value(static_cast<R*>(p));
       if (!value) throw Error(TETHER_E_INTERNAL, "tether::Future::get: the result is missing");
       return std::move(*value);
@@ -104,8 +98,8 @@ class Future {
   // cancel: pending work never runs (its callable is destroyed before this returns);
   // running work sees Task::stop_requested; a terminal future is unchanged.
   void cancel() const {
-    detail::require(h_.id, "tether::Future");
-    detail::check(tether_future_cancel(h_));
+    detail::require(h_.get().id, "tether::Future");
+    detail::check(tether_future_cancel(h_.get()));
   }
 
   // on_done: runs fn() once when the future becomes terminal — on the thread that
@@ -113,22 +107,22 @@ class Future {
   // throw (std::terminate); it still runs if the future is released first.
   template <class F>
   void on_done(F&& fn) const {
-    detail::require(h_.id, "tether::Future");
+    detail::require(h_.get().id, "tether::Future");
     using D = std::decay_t<F>;
     static_assert(std::is_invocable_v<D&&>, "tether::Future::on_done: fn is called with no arguments");
-    detail::check(tether_future_on_done(h_, &detail::notify_trampoline<D>, detail::box(std::forward<F>(fn)),
+    detail::check(tether_future_on_done(h_.get(), &detail::notify_trampoline<D>, detail::box(std::forward<F>(fn)),
                                         &detail::drop_as<detail::Box<D>>));
   }
 
   // release: ends the handle now (the work still runs; its result is dropped). Throws on an
   // empty future.
   void release() {
-    detail::require(h_.id, "tether::Future");
-    detail::check(tether_future_release(std::exchange(h_, tether_future{0})));
+    detail::require(h_.get().id, "tether::Future");
+    detail::check(tether_future_release(h_.take()));
   }
 
   // c_handle: the raw handle, still owned by this Future (for interop with the C API).
-  [[nodiscard]] tether_future c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_future c_handle() const noexcept { return h_.get(); }
 
  private:
   friend struct detail::FutureAccess<R>;
@@ -139,11 +133,7 @@ class Future {
     throw Error(s == State::Cancelled ? TETHER_E_CANCELLED : TETHER_E_INTERNAL, "the work did not succeed");
   }
 
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_future_release(std::exchange(h_, tether_future{0}));
-  }
-
-  tether_future h_{0};
+  detail::UniqueHandle<tether_future, &tether_future_release> h_;
 };
 
 namespace detail {

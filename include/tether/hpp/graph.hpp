@@ -4,6 +4,7 @@
 #define TETHER_HPP_GRAPH_HPP
 
 #include "actor.hpp"
+#include "detail/unique_handle.hpp"
 #include "error.hpp"
 #include "future.hpp"
 #include "task.hpp"
@@ -133,19 +134,12 @@ template <class In, class... Out>
 class Compiled {
  public:
   Compiled() noexcept = default;
-  Compiled(Compiled&& o) noexcept : h_(std::exchange(o.h_, tether_compiled{0})) {}
-  Compiled& operator=(Compiled&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_compiled{0});
-    }
-    return *this;
-  }
+  Compiled(Compiled&&) noexcept = default;             // h_ moves: the source is left empty
+  Compiled& operator=(Compiled&&) noexcept = default;  // releases what this owned first
   Compiled(const Compiled&) = delete;
   Compiled& operator=(const Compiled&) = delete;
-  ~Compiled() { reset(); }
 
-  [[nodiscard]] bool valid() const noexcept { return h_.id != 0; }
+  [[nodiscard]] bool valid() const noexcept { return h_.valid(); }
 
   // execute: starts one execution. Throws Error (TETHER_E_QUEUE_FULL with channel_capacity
   // executions in flight, TETHER_E_SHUTDOWN when an actor stopped, ...).
@@ -159,30 +153,26 @@ class Compiled {
   // release: tears the loops down now: executions not yet ended are cancelled; a running
   // node finishes on its own.
   void release() {
-    detail::require(h_.id, "tether::Compiled");
-    detail::check(tether_compiled_release(std::exchange(h_, tether_compiled{0})));
+    detail::require(h_.get().id, "tether::Compiled");
+    detail::check(tether_compiled_release(h_.take()));
   }
 
-  [[nodiscard]] tether_compiled c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_compiled c_handle() const noexcept { return h_.get(); }
 
  private:
   friend struct detail::GraphAccess;
   explicit Compiled(tether_compiled h) noexcept : h_(h) {}
 
   Execution<Out...> execute_ns(In input, int64_t ns) const {
-    detail::require(h_.id, "tether::Compiled");
+    detail::require(h_.get().id, "tether::Compiled");
     auto* value = new detail::Value<In>(std::in_place, [&]() -> In { return std::move(input); });
     tether_future f{0};
-    detail::check(ns == 0 ? tether_compiled_execute(h_, value, &detail::drop_value, &f)
-                          : tether_compiled_execute_timeout(h_, value, &detail::drop_value, &f, ns));
+    detail::check(ns == 0 ? tether_compiled_execute(h_.get(), value, &detail::drop_value, &f)
+                          : tether_compiled_execute_timeout(h_.get(), value, &detail::drop_value, &f, ns));
     return Execution<Out...>(detail::FutureAccess<void>::make(f));
   }
 
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_compiled_release(std::exchange(h_, tether_compiled{0}));
-  }
-
-  tether_compiled h_{0};
+  detail::UniqueHandle<tether_compiled, &tether_compiled_release> h_;
 };
 
 namespace detail {
@@ -223,19 +213,12 @@ template <class In>
 class Graph {
  public:
   Graph() {
-    detail::check(tether_graph_create(&h_));
+    detail::check(tether_graph_create(h_.out()));
   }
-  Graph(Graph&& o) noexcept : h_(std::exchange(o.h_, tether_graph{0})) {}
-  Graph& operator=(Graph&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_graph{0});
-    }
-    return *this;
-  }
+  Graph(Graph&&) noexcept = default;             // h_ moves: the source is left empty
+  Graph& operator=(Graph&&) noexcept = default;  // releases what this owned first
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  ~Graph() { reset(); }
 
   // input: the execution's input, as a node to feed others with.
   [[nodiscard]] Node<In> input() const noexcept { return detail::GraphAccess::node<In>(TETHER_GRAPH_INPUT); }
@@ -261,13 +244,13 @@ class Graph {
     static_assert(sizeof...(Out) > 0, "tether::Graph::compile: name at least one output");
     need();
     const uint32_t nodes[] = {outputs.index()...};
-    detail::check(tether_graph_set_outputs(h_, nodes, sizeof...(Out)));
+    detail::check(tether_graph_set_outputs(h_.get(), nodes, sizeof...(Out)));
     tether_compile_options o;
     tether_compile_options_init(&o);
     o.channel_capacity = options.channel_capacity;
     o.value_drop = &detail::drop_value;
     tether_compiled c{0};
-    detail::check(tether_graph_compile(h_, &o, &c));
+    detail::check(tether_graph_compile(h_.get(), &o, &c));
     return detail::GraphAccess::compiled<In, Out...>(c);
   }
 
@@ -275,15 +258,15 @@ class Graph {
   [[nodiscard]] std::optional<Error> error() const {
     need();
     tether_error e{0};
-    detail::check(tether_graph_error(h_, &e));
+    detail::check(tether_graph_error(h_.get(), &e));
     if (e.id == 0) return std::nullopt;
     return Error::adopt(e);
   }
 
-  [[nodiscard]] tether_graph c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_graph c_handle() const noexcept { return h_.get(); }
 
  private:
-  void need() const { detail::require(h_.id, "tether::Graph"); }
+  void need() const { detail::require(h_.get().id, "tether::Graph"); }
 
   template <class S, class F, class... Ts>
   auto add_impl(const Actor<S>& actor, const char* group, F&& fn, Node<Ts>... inputs) {
@@ -293,18 +276,14 @@ class Graph {
     using R = detail::call_result_t<D&, S, const Ts...>;
     static_assert(!std::is_void_v<R>, "tether::Graph: a node returns a value");
     uint32_t index = 0;
-    detail::check(tether_graph_add_node(h_, actor.c_handle(), group, &detail::node_trampoline<S, D, Ts...>,
+    detail::check(tether_graph_add_node(h_.get(), actor.c_handle(), group, &detail::node_trampoline<S, D, Ts...>,
                                         detail::box(std::forward<F>(fn)), &detail::drop_as<detail::Box<D>>,
                                         &index));
-    (detail::check(tether_graph_add_edge(h_, inputs.index(), index)), ...);  // in order
+    (detail::check(tether_graph_add_edge(h_.get(), inputs.index(), index)), ...);  // in order
     return detail::GraphAccess::node<R>(index);
   }
 
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_graph_release(std::exchange(h_, tether_graph{0}));
-  }
-
-  tether_graph h_{0};
+  detail::UniqueHandle<tether_graph, &tether_graph_release> h_;
 };
 
 }  // namespace tether

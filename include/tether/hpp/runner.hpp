@@ -3,6 +3,7 @@
 #ifndef TETHER_HPP_RUNNER_HPP
 #define TETHER_HPP_RUNNER_HPP
 
+#include "detail/unique_handle.hpp"
 #include "error.hpp"
 #include "task.hpp"
 
@@ -38,19 +39,10 @@ struct RunnerOptions {
 class Runner {
  public:
   Runner() noexcept = default;
-  Runner(Runner&& o) noexcept
-      : h_(std::exchange(o.h_, tether_runner{0})), result_type_(std::exchange(o.result_type_, nullptr)) {}
-  Runner& operator=(Runner&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, tether_runner{0});
-      result_type_ = std::exchange(o.result_type_, nullptr);
-    }
-    return *this;
-  }
+  Runner(Runner&&) noexcept = default;             // h_ moves: the source is left empty
+  Runner& operator=(Runner&&) noexcept = default;  // releases what this owned first
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
-  ~Runner() { reset(); }
 
   // start: runs target on a new thread. target takes a Task& (or nothing) and returns T
   // (void allowed): a returned value is the scope's result (take_result<T>, join_result<T>).
@@ -66,7 +58,7 @@ class Runner {
     o.stack_size = options.stack_size;
     Runner r;
     detail::check(tether_runner_start(&o, &detail::task_trampoline<true, D>, detail::box(std::forward<F>(target)),
-                                      &detail::drop_as<detail::Box<D>>, &r.h_));
+                                      &detail::drop_as<detail::Box<D>>, r.h_.out()));
     r.result_type_ = &typeid(T);
     return r;
   }
@@ -75,14 +67,14 @@ class Runner {
     return start(RunnerOptions{}, std::forward<F>(target));
   }
 
-  [[nodiscard]] bool valid() const noexcept { return h_.id != 0; }
+  [[nodiscard]] bool valid() const noexcept { return h_.valid(); }
   explicit operator bool() const noexcept { return valid(); }
 
   // poll: Running, Succeeded, Failed or Cancelled, without blocking.
   [[nodiscard]] State poll() const {
     need();
     int32_t s = 0;
-    detail::check(tether_runner_poll(h_, &s));
+    detail::check(tether_runner_poll(h_.get(), &s));
     return static_cast<State>(s);
   }
 
@@ -90,23 +82,23 @@ class Runner {
   // every thread has ended). Throws Error (TETHER_E_DEADLOCK from the scope's own threads).
   void join() const {
     need();
-    detail::check(tether_runner_join(h_, -1));
+    detail::check(tether_runner_join(h_.get(), -1));
   }
   // join_for: true once terminal, false if `timeout` passed first.
   template <class Rep, class Period>
   [[nodiscard]] bool join_for(std::chrono::duration<Rep, Period> timeout) const {
     need();
-    return timed(tether_runner_join(h_, detail::timeout_ns(timeout)));
+    return timed(tether_runner_join(h_.get(), detail::timeout_ns(timeout)));
   }
   // join_all / join_all_for: as join, and in addition until every thread has ended.
   void join_all() const {
     need();
-    detail::check(tether_runner_join_all(h_, -1));
+    detail::check(tether_runner_join_all(h_.get(), -1));
   }
   template <class Rep, class Period>
   [[nodiscard]] bool join_all_for(std::chrono::duration<Rep, Period> timeout) const {
     need();
-    return timed(tether_runner_join_all(h_, detail::timeout_ns(timeout)));
+    return timed(tether_runner_join_all(h_.get(), detail::timeout_ns(timeout)));
   }
 
   // take_result: moves the target's returned value out (once), on a SUCCEEDED scope. T must
@@ -121,7 +113,7 @@ class Runner {
                                                  (result_type_ ? result_type_->name() : "an unknown type"));
     }
     void* p = nullptr;
-    detail::check(tether_runner_take_result(h_, &p));
+    detail::check(tether_runner_take_result(h_.get(), &p));
     if constexpr (!std::is_void_v<T>) {
       std::unique_ptr<T> value(static_cast<T*>(p));
       if (!value) throw Error(TETHER_E_INTERNAL, "tether::Runner::take_result: the result is missing");
@@ -145,38 +137,38 @@ class Runner {
   [[nodiscard]] std::optional<Error> error() const {
     need();
     tether_error e{0};
-    detail::check(tether_runner_error(h_, &e));
+    detail::check(tether_runner_error(h_.get(), &e));
     if (e.id == 0) return std::nullopt;
     return Error::adopt(e);
   }
   [[nodiscard]] size_t error_count() const {
     need();
-    return tether_runner_error_count(h_);
+    return tether_runner_error_count(h_.get());
   }
   [[nodiscard]] std::vector<Error> errors() const {
     need();
-    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_runner_error_at(h_, i, e); });
+    return detail::kept_errors([this](size_t i, tether_error* e) { return tether_runner_error_at(h_.get(), i, e); });
   }
 
   // live_threads: threads of the scope (the target included) that have not yet returned.
   [[nodiscard]] size_t live_threads() const {
     need();
     size_t n = 0;
-    detail::check(tether_runner_live_threads(h_, &n));
+    detail::check(tether_runner_live_threads(h_.get(), &n));
     return n;
   }
 
   // cancel: asks every thread of the scope to stop (Task::stop_requested).
   void cancel() const {
     need();
-    detail::check(tether_runner_cancel(h_));
+    detail::check(tether_runner_cancel(h_.get()));
   }
 
   // report_error: records an error raised on a thread the scope did not create. Throws
   // TETHER_E_WRONG_STATE on a SUCCEEDED or CANCELLED scope.
   void report_error(int32_t code, int64_t user_code, std::string_view message) const {
     need();
-    detail::check(tether_runner_report_error(h_, code, user_code, std::string(message).c_str()));
+    detail::check(tether_runner_report_error(h_.get(), code, user_code, std::string(message).c_str()));
   }
 
   // on_done: runs fn() once when the scope becomes terminal (see Future::on_done).
@@ -185,37 +177,35 @@ class Runner {
     need();
     using D = std::decay_t<F>;
     static_assert(std::is_invocable_v<D&&>, "tether::Runner::on_done: fn is called with no arguments");
-    detail::check(tether_runner_on_done(h_, &detail::notify_trampoline<D>, detail::box(std::forward<F>(fn)),
+    detail::check(tether_runner_on_done(h_.get(), &detail::notify_trampoline<D>, detail::box(std::forward<F>(fn)),
                                         &detail::drop_as<detail::Box<D>>));
   }
 
   // release: cancels, waits until every thread has ended, frees (as the destructor).
   void release() {
     need();
-    detail::check(tether_runner_release(std::exchange(h_, tether_runner{0})));
+    detail::check(tether_runner_release(h_.take()));
   }
   // release_nowait: cancels and ends the handle at once; the library joins the threads.
   void release_nowait() {
     need();
-    detail::check(tether_runner_release_nowait(std::exchange(h_, tether_runner{0})));
+    detail::check(tether_runner_release_nowait(h_.take()));
   }
 
-  [[nodiscard]] tether_runner c_handle() const noexcept { return h_; }
+  [[nodiscard]] tether_runner c_handle() const noexcept { return h_.get(); }
 
  private:
-  void need() const { detail::require(h_.id, "tether::Runner"); }
+  void need() const { detail::require(h_.get().id, "tether::Runner"); }
   static bool timed(tether_status rc) {
     if (rc == TETHER_E_TIMEOUT) return false;
     detail::check(rc);
     return true;
   }
-  void reset() noexcept {
-    if (h_.id != 0) (void)tether_runner_release(std::exchange(h_, tether_runner{0}));
-    result_type_ = nullptr;
-  }
 
-  tether_runner h_{0};
-  const std::type_info* result_type_ = nullptr;  // what the target returns
+  detail::UniqueHandle<tether_runner, &tether_runner_release> h_;
+  // result_type_: what the target returns. A moved-from Runner keeps it, unread: the only
+  // reader, take_result, throws on an empty handle first.
+  const std::type_info* result_type_ = nullptr;
 };
 
 }  // namespace tether
