@@ -86,7 +86,10 @@ expect_files() {  # expect_files DEB PATH...: the package holds exactly these re
 lib="usr/lib/$multiarch"
 expect_files "$runtime_deb" "$lib/libtether.so.0" "$lib/libtether.so.0.1.0" \
   usr/share/doc/libtether0/changelog.Debian.gz usr/share/doc/libtether0/copyright
+hpp=usr/include/tether/hpp
 expect_files "$dev_deb" "$lib/libtether.so" usr/include/tether/tether.h usr/include/tether/tether.hpp \
+  "$hpp/error.hpp" "$hpp/task.hpp" "$hpp/future.hpp" "$hpp/runner.hpp" "$hpp/executor.hpp" \
+  "$hpp/actor.hpp" "$hpp/graph.hpp" "$hpp/detail/unique_handle.hpp" \
   "$lib/pkgconfig/tether.pc" "$lib/cmake/tether/tetherConfig.cmake" \
   "$lib/cmake/tether/tetherConfigVersion.cmake" "$lib/cmake/tether/tetherTargets.cmake" \
   "$lib/cmake/tether/tetherTargets-relwithdebinfo.cmake" \

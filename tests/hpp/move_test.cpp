@@ -1,10 +1,12 @@
 // move_test.cpp: the owners are move-only; a moved-from owner is empty, its destructor
 // does nothing, and every method on it throws tether::Error TETHER_E_INVALID_HANDLE. Also
-// tether::Error itself and the duration conversion.
+// tether::Error itself, the duration conversion, and detail::UniqueHandle (each handle
+// released exactly once).
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "support.h"
 
@@ -28,6 +30,11 @@ static_assert(move_only_owner<Executor>);
 static_assert(move_only_owner<Future<int>>);
 static_assert(move_only_owner<Future<void>>);
 static_assert(move_only_owner<Actor<int>>);
+static_assert(move_only_owner<tether::Compiled<int, int>>);
+static_assert(move_only_owner<tether::Execution<int>>);
+static_assert(!std::is_copy_constructible_v<tether::Graph<int>> && !std::is_copy_assignable_v<tether::Graph<int>> &&
+              std::is_nothrow_move_constructible_v<tether::Graph<int>> &&
+              std::is_nothrow_move_assignable_v<tether::Graph<int>>);
 static_assert(!std::is_copy_constructible_v<Task> && !std::is_move_constructible_v<Task>);
 static_assert(std::is_nothrow_copy_constructible_v<Error>, "an exception type copies without throwing");
 static_assert(std::is_base_of_v<std::exception, Error>);
@@ -152,6 +159,50 @@ TEST(Move, MovedFromActorIsEmpty) {
   EXPECT_EQ(2, dtors->get());
   d.release();
   EXPECT_EQ(3, dtors->get());
+}
+
+// FakeHandle, fake_release: a handle type for detail::UniqueHandle whose release only
+// records the id, so that the test can count the releases.
+struct FakeHandle {
+  uint64_t id;
+};
+std::vector<uint64_t> g_released;  // the test's thread only
+tether_status fake_release(FakeHandle h) {
+  g_released.push_back(h.id);
+  return TETHER_OK;
+}
+using FakeOwner = tether::detail::UniqueHandle<FakeHandle, &fake_release>;
+static_assert(!std::is_copy_constructible_v<FakeOwner> && !std::is_copy_assignable_v<FakeOwner> &&
+              std::is_nothrow_move_constructible_v<FakeOwner> && std::is_nothrow_move_assignable_v<FakeOwner>);
+
+TEST(UniqueHandle, ReleasesEachHandleExactlyOnce) {
+  g_released.clear();
+  {
+    FakeOwner a(FakeHandle{1});
+    FakeOwner b(std::move(a));
+    EXPECT_FALSE(a.valid());  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(0u, a.get().id);
+    EXPECT_EQ(1u, b.get().id);
+    FakeOwner c(FakeHandle{2});
+    c = std::move(b);  // releases 2, then owns 1
+    EXPECT_EQ(std::vector<uint64_t>{2}, g_released);
+    EXPECT_FALSE(b.valid());  // NOLINT(bugprone-use-after-move)
+    FakeOwner& same = c;
+    c = std::move(same);  // self-move: nothing happens
+    EXPECT_EQ(1u, c.get().id);
+    FakeOwner d(FakeHandle{3});
+    EXPECT_EQ(3u, d.take().id) << "take hands the handle over: d never releases it";
+    EXPECT_FALSE(d.valid());
+    FakeOwner e(FakeHandle{4});
+    e.reset();
+    e.reset();
+    EXPECT_FALSE(e.valid());
+    FakeOwner f;
+    *f.out() = FakeHandle{5};
+    EXPECT_TRUE(f.valid());
+    EXPECT_EQ((std::vector<uint64_t>{2, 4}), g_released);
+  }  // f releases 5, c releases 1; a, b, d and e are empty
+  EXPECT_EQ((std::vector<uint64_t>{2, 4, 5, 1}), g_released);
 }
 
 TEST(Move, DestructorsOfEmptyOwnersDoNothing) {

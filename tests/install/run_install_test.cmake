@@ -1,6 +1,6 @@
 # run_install_test.cmake: installs the build into a fresh prefix, then builds and runs the
-# consumers against that prefix only: C and C++ with find_package(tether CONFIG), C with
-# pkg-config.
+# consumers against that prefix only: C, C++ and C++20 with tether.hpp through
+# find_package(tether CONFIG), C with pkg-config.
 #   cmake -DBUILD_DIR= -DWORK_DIR= -DSOURCE_DIR= -DGENERATOR= -DC_COMPILER= -DCXX_COMPILER=
 #         -DPKG_CONFIG= -P run_install_test.cmake
 # With -DPREFIX=<dir> (an unpacked .deb's usr/, say) nothing is installed: the consumers
@@ -39,6 +39,13 @@ file(GLOB_RECURSE installed_configs "${prefix}/*/tetherConfig.cmake")
 if(NOT EXISTS "${prefix}/include/tether/tether.h")
   message(FATAL_ERROR "tether.h not installed under ${prefix}/include/tether")
 endif()
+# The C++ layer: tether.hpp and every part of it under tether/hpp/, as in the source tree.
+file(GLOB_RECURSE hpp_parts RELATIVE "${SOURCE_DIR}/../../include" "${SOURCE_DIR}/../../include/tether/hpp/*.hpp")
+foreach(f tether/tether.hpp ${hpp_parts})
+  if(NOT EXISTS "${prefix}/include/${f}")
+    message(FATAL_ERROR "${f} not installed under ${prefix}/include")
+  endif()
+endforeach()
 foreach(what installed_libs installed_pcs installed_configs)
   list(LENGTH ${what} n)
   if(NOT n EQUAL 1)
@@ -61,6 +68,8 @@ run("${WORK_DIR}/cmake-consumer/tether_cmake_consumer")
 message(STATUS "cmake consumer: ${RUN_OUTPUT}")
 run("${WORK_DIR}/cmake-consumer/tether_cmake_consumer_c")
 message(STATUS "cmake consumer (C): ${RUN_OUTPUT}")
+run("${WORK_DIR}/cmake-consumer/tether_cmake_consumer_hpp")
+message(STATUS "cmake consumer (C++20, tether.hpp): ${RUN_OUTPUT}")
 
 # 3. pkg-config consumer: flags from the installed tether.pc, compiled as strict C99.
 set(ENV{PKG_CONFIG_PATH} "${pcdir}")
