@@ -1726,7 +1726,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
     tether_notify_fn fn;  // null: a keep-alive only
     UserArg arg;
     uint64_t id = 0;  // non-zero: removable (add_notice)
-    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner)
+    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner_locked)
   };
   // keep_owner_locked: holds owner until the scope is terminal. With no memory to hold
   // it, the ledger counts the target's own outcome now and is not touched again.

@@ -292,6 +292,7 @@ TEST(Future, CountedAsItsFutureEndsWhenANestedThreadFails) {
 // gone); the call is counted when that thread ends, so the executor's ledger must still
 // be there (under ASan and valgrind a use after free otherwise).
 TEST(Future, NestedThreadOutlivingItsExecutorIsCountedSafely) {
+  const size_t unjoined_before = tether_debug_unjoined_threads();
   tether_executor_options eo;
   tether_executor_options_init(&eo);
   eo.name = "outlived-exec";
@@ -320,6 +321,8 @@ TEST(Future, NestedThreadOutlivingItsExecutorIsCountedSafely) {
   EXPECT_EQ(TETHER_SUCCEEDED, f.state());
   EXPECT_EQ(1, nested_runs.get());
   EXPECT_EQ(TETHER_OK, f.release());
+  // Nobody joins an orphaned thread by hand: the control thread does, once it exited.
+  EXPECT_TRUE(wait_until([&] { return tether_debug_unjoined_threads() == unjoined_before; }, kLong));
 }
 
 // wait_any: the lowest index of a terminal future; n == 0 or NULL is INVALID_ARGUMENT; an

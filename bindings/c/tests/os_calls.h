@@ -110,7 +110,10 @@ static inline long os_stack_min(void) {
 
 /* os_thread_count: the process's live threads, not counting the library's control thread
  * ("tether-ctl": one per process, started on first use to join exited threads, never an
- * object's thread). Linux: the entries of /proc/self/task; Windows: a thread snapshot. */
+ * object's thread). Linux: the entries of /proc/self/task; Windows: a thread snapshot.
+ * A joined thread leaves that list a moment after its join returned (the kernel wakes
+ * the joiner before it reaps the thread), so a check that threads are gone polls
+ * (CHECK_SOON) rather than reading once. */
 static inline long os_thread_count(void) {
   long n = 0;
 #if defined(_WIN32)
