@@ -840,7 +840,7 @@ TEST_P(ThreadCreateFailure, CreateFailsAndLeavesNothingBehind) {
   EXPECT_EQ(0u, a.get().id);
   EXPECT_EQ(1, drops.get()) << "the constructor's arg is dropped once, before create returns";
   EXPECT_EQ(0, ctors.get());
-  EXPECT_EQ(0u, threads_named("refused")) << "a thread of the failed actor was left running";
+  EXPECT_TRUE(threads_gone("refused")) << "a thread of the failed actor was left running";
   EXPECT_TRUE(wait_until([&] { return thread_count() <= baseline; }, kPrompt))
       << thread_count() << " threads, " << baseline << " before";
   EXPECT_EQ(0, st.dtors.get());
@@ -1301,7 +1301,7 @@ TEST(Actor, ReleaseEndsTheActorsOwnThreads) {
   EXPECT_EQ(TETHER_OK, a.release());
   EXPECT_EQ(1, st.dtors.get());
   EXPECT_EQ(before + 3, g_actor_tls_destroyed.get()) << "release returned before the actor's threads ended";
-  EXPECT_EQ(0u, threads_named("own-threads"));
+  EXPECT_TRUE(threads_gone("own-threads"));
 }
 
 // A fire-and-forget call whose nested thread fails: the failure is counted in the actor's

@@ -411,6 +411,12 @@ inline size_t threads_named(const std::string &prefix) {
   for (const std::string &s : thread_names()) n += s.rfind(prefix, 0) == 0 ? 1 : 0;
   return n;
 }
+// threads_gone: whether every thread named `prefix` leaves /proc/self/task within
+// kPrompt. A joined thread stays listed a moment after its join returned (the kernel
+// wakes the joiner before it reaps the thread), so "none left" is polled, never read once.
+inline bool threads_gone(const std::string &prefix) {
+  return wait_until([&] { return threads_named(prefix) == 0; }, kPrompt);
+}
 
 inline const char *state_name(int32_t s) {
   switch (s) {
