@@ -1,7 +1,9 @@
 //! bench — what the Rust binding costs over the C API, next to the `std` baseline.
 //!
-//! Three measures on one actor (its own pinned thread), each done three ways that do the
-//! SAME work (same captures, same effect on the state, same values out):
+//! Three measures on one actor (on its executor's thread), each done three ways that do
+//! the SAME work (same captures, same effect on the state, same values out). The crate and
+//! the C API call the very same actor (`Actor::as_raw`): one thread, one state, one
+//! placement, so what differs between them is only the crate's own code per call.
 //!
 //! | measure | the crate | the C API, called from Rust | `mpsc` + a `std::thread` |
 //! |---|---|---|---|
@@ -18,13 +20,14 @@
 //! Run optimised: `cargo run --release --example bench [-- ROUNDS]` (the bundled core, built
 //! -O2 and linked statically; both columns call the same library). Against a Release
 //! build tree's shared library instead: `TETHER_LIB_DIR=.../build/release/src cargo run ...`.
-//! Plain `std::time::Instant`, 21 interleaved repetitions: the times shown are the best
-//! of each (the least disturbed), and `Rust / C API` is the median over the repetitions
-//! of the ratio of the two measured back to back (a burst of load from elsewhere falls on
-//! both sides of a pair, so the ratio is steadier than a ratio of bests),
-//! in three placements of the caller's thread and the actor's: different CPUs (0 and 1),
-//! the same CPU (0), and unpinned (each actor on an executor made with that `cpu`; the
-//! `mpsc` thread and the caller pinned with `sched_setaffinity`). Linux only.
+//! Plain `std::time::Instant`, 21 repetitions, each running every measure in 10 slices
+//! interleaved (Rust and C of a pair taking turns to go first), so a burst of load from
+//! elsewhere or the scheduler moving a thread falls on both sides of a pair alike. The
+//! times shown are the best repetition of each (the least disturbed), and `Rust / C API`
+//! is the median over the repetitions of the ratio of the pair, in three placements of the
+//! caller's thread and the actor's: different CPUs (0 and 1), the same CPU (0), and
+//! unpinned (the actor's executor made with that `cpu`; the `mpsc` thread and the caller
+//! pinned with `sched_setaffinity`). Linux only.
 use std::ffi::c_void;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,27 +40,15 @@ use tether::{Actor, ActorOptions};
 
 const T: Duration = Duration::from_secs(60);
 const REPS: usize = 21;
+const BLOCKS: usize = 10;
 
-fn ns_per_op(ops: usize, f: impl FnOnce()) -> f64 {
+fn ns(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
-    t.elapsed().as_nanos() as f64 / ops as f64
+    t.elapsed().as_nanos() as f64
 }
 
 // ---- the C API directly -------------------------------------------------------------------
-unsafe extern "C" fn c_ctor(
-    _: *mut sys::tether_task,
-    _: *mut c_void,
-    out: *mut *mut c_void,
-) -> sys::tether_status {
-    // SAFETY: `out` is the library's out-pointer; the state is a Box<u64>, freed by c_dtor.
-    unsafe { *out = Box::into_raw(Box::new(0u64)).cast() };
-    sys::TETHER_OK
-}
-unsafe extern "C" fn c_dtor(state: *mut c_void) {
-    // SAFETY: made by c_ctor.
-    drop(unsafe { Box::from_raw(state.cast::<u64>()) });
-}
 /// `*state += (u64)arg`.
 unsafe extern "C" fn c_add(
     _: *mut sys::tether_task,
@@ -99,37 +90,12 @@ unsafe extern "C" fn c_free_arc(p: *mut c_void) {
     drop(unsafe { Box::from_raw(p.cast::<Arc<AtomicU64>>()) });
 }
 
-struct CActor(sys::tether_actor, sys::tether_executor);
+/// The C API's side of the comparison: calls made with `tether_actor_call` on the SAME
+/// actor the crate calls (its `as_raw` handle; its state, an `Actor<u64>`'s, is a `*mut
+/// u64`). One thread, one state, one placement for both sides of a pair: what differs is
+/// only the crate's own code per call.
+struct CActor(sys::tether_actor);
 impl CActor {
-    /// An actor on an executor of its own whose thread is pinned to `cpu` (-1: not pinned).
-    fn new(cpu: i32) -> CActor {
-        let mut eo = std::mem::MaybeUninit::zeroed();
-        let mut e = sys::tether_executor { id: 0 };
-        let mut o = std::mem::MaybeUninit::<sys::tether_actor_options>::zeroed();
-        let mut a = sys::tether_actor { id: 0 };
-        // SAFETY: _init fills the options; the calls' pointers are live; the name is static.
-        let st = unsafe {
-            sys::tether_executor_options_init(eo.as_mut_ptr());
-            (*eo.as_mut_ptr()).name = c"bench-c".as_ptr();
-            (*eo.as_mut_ptr()).cpu = cpu;
-            assert_eq!(
-                sys::tether_executor_create(eo.as_ptr(), &mut e),
-                sys::TETHER_OK
-            );
-            sys::tether_actor_options_init(o.as_mut_ptr());
-            (*o.as_mut_ptr()).executor = e;
-            sys::tether_actor_create(
-                o.as_ptr(),
-                Some(c_ctor),
-                Some(c_dtor),
-                std::ptr::null_mut(),
-                None,
-                &mut a,
-            )
-        };
-        assert_eq!(st, sys::TETHER_OK);
-        CActor(a, e)
-    }
     fn tell(&self, k: u64) {
         // SAFETY: the arg is a plain number; fire and forget.
         let st = unsafe {
@@ -185,16 +151,6 @@ impl CActor {
         }
     }
 }
-impl Drop for CActor {
-    fn drop(&mut self) {
-        // SAFETY: released once, the actor before its executor.
-        unsafe {
-            sys::tether_actor_release(self.0);
-            sys::tether_executor_release(self.1);
-        }
-    }
-}
-
 // ---- std::sync::mpsc + a dedicated thread ------------------------------------------------
 type Job = Box<dyn FnOnce(&mut u64) + Send>;
 struct StdActor {
@@ -303,7 +259,7 @@ fn main() {
 fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
     let executor = tether::Executor::new(
         &tether::ExecutorOptions::new()
-            .name("bench-rust")
+            .name("bench-actor")
             .cpu(worker),
     )
     .unwrap();
@@ -312,19 +268,19 @@ fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
         || 0u64,
     )
     .unwrap();
-    let c = CActor::new(worker);
+    let c = CActor(rust.as_raw());
     let std_actor = StdActor::new(worker);
     let counter = Arc::new(AtomicU64::new(0));
 
-    // Each measure, as the loop below runs it.
-    let measures: [Box<dyn Fn() -> f64 + '_>; 9] = [
-        Box::new(|| {
-            ns_per_op(rounds, || {
-                for k in 0..rounds as u64 {
+    // Each measure: `n` operations, their total time in ns.
+    let measures: [Box<dyn Fn(usize) -> f64 + '_>; 9] = [
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
                     black_box(
-                        rust.call(move |n: &mut u64| {
-                            *n += k;
-                            *n
+                        rust.call(move |s: &mut u64| {
+                            *s += k;
+                            *s
                         })
                         .unwrap()
                         .wait_timeout(T)
@@ -333,53 +289,53 @@ fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
                 }
             })
         }),
-        Box::new(|| {
-            ns_per_op(rounds, || {
-                for k in 0..rounds as u64 {
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
                     black_box(c.call(k));
                 }
             })
         }),
-        Box::new(|| {
-            ns_per_op(rounds, || {
-                for k in 0..rounds as u64 {
-                    black_box(std_actor.call(move |n| {
-                        *n += k;
-                        *n
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
+                    black_box(std_actor.call(move |s| {
+                        *s += k;
+                        *s
                     }));
                 }
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for k in 0..burst as u64 {
-                    rust.tell(move |n: &mut u64| *n += k).unwrap();
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
+                    rust.tell(move |s: &mut u64| *s += k).unwrap();
                 }
                 rust.call(|_| ()).unwrap().wait_timeout(T).unwrap();
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for k in 0..burst as u64 {
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
                     c.tell(k);
                 }
                 c.call(0);
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for k in 0..burst as u64 {
-                    std_actor.tell(move |n| *n += k);
+        Box::new(|n| {
+            ns(|| {
+                for k in 0..n as u64 {
+                    std_actor.tell(move |s| *s += k);
                 }
                 std_actor.call(|_| ());
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for _ in 0..burst {
+        Box::new(|n| {
+            ns(|| {
+                for _ in 0..n {
                     let cc = Arc::clone(&counter);
-                    rust.tell(move |n: &mut u64| {
-                        *n += 1;
+                    rust.tell(move |s: &mut u64| {
+                        *s += 1;
                         cc.fetch_add(1, Ordering::Relaxed);
                     })
                     .unwrap();
@@ -387,20 +343,20 @@ fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
                 rust.call(|_| ()).unwrap().wait_timeout(T).unwrap();
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for _ in 0..burst {
+        Box::new(|n| {
+            ns(|| {
+                for _ in 0..n {
                     c.tell_arc(&counter);
                 }
                 c.call(0);
             })
         }),
-        Box::new(|| {
-            ns_per_op(burst, || {
-                for _ in 0..burst {
+        Box::new(|n| {
+            ns(|| {
+                for _ in 0..n {
                     let cc = Arc::clone(&counter);
-                    std_actor.tell(move |n| {
-                        *n += 1;
+                    std_actor.tell(move |s| {
+                        *s += 1;
                         cc.fetch_add(1, Ordering::Relaxed);
                     });
                 }
@@ -408,30 +364,37 @@ fn run_placement(placement: &str, worker: i32, rounds: usize, burst: usize) {
             })
         }),
     ];
+    let ops = |i: usize| if i < 3 { rounds } else { burst };
 
-    // Interleaved repetitions (A B C A B C ...): a burst of load from elsewhere then hits
-    // every contender alike, and the best of each is kept.
+    // Each repetition runs every measure in BLOCKS slices, interleaved (A B C A B C ...,
+    // Rust and C of a pair taking turns to go first): a burst of load from elsewhere, or
+    // the scheduler moving a thread, then falls on both sides of a pair alike. The best
+    // repetition of each is kept, and the ratio of each pair per repetition.
     let mut best = [f64::INFINITY; 9];
     let mut ratios: [Vec<f64>; 3] = Default::default(); // Rust / C API, per repetition
-    for rep in 0..REPS {
-        // Rust and C of each pair in turn first (the order costs either side nothing).
-        let order: [usize; 9] = if rep % 2 == 0 {
-            [0, 1, 2, 3, 4, 5, 6, 7, 8]
-        } else {
-            [1, 0, 2, 4, 3, 5, 7, 6, 8]
-        };
-        let mut runs = [0.0f64; 9];
-        for i in order {
-            runs[i] = measures[i]();
+    for _ in 0..REPS {
+        let mut total = [0.0f64; 9];
+        for block in 0..BLOCKS {
+            let order: [usize; 9] = if block % 2 == 0 {
+                [0, 1, 2, 3, 4, 5, 6, 7, 8]
+            } else {
+                [1, 0, 2, 4, 3, 5, 7, 6, 8]
+            };
+            for i in order {
+                total[i] += measures[i](ops(i) / BLOCKS);
+            }
         }
         for (i, v) in ratios.iter_mut().enumerate() {
-            v.push(runs[3 * i] / runs[3 * i + 1]);
+            v.push(total[3 * i] / total[3 * i + 1]);
         }
-        for (b, r) in best.iter_mut().zip(runs) {
-            *b = b.min(r);
+        for (i, b) in best.iter_mut().enumerate() {
+            *b = b.min(total[i] / (ops(i) / BLOCKS * BLOCKS) as f64);
         }
     }
-    assert_eq!(counter.load(Ordering::Relaxed), (3 * REPS * burst) as u64);
+    assert_eq!(
+        counter.load(Ordering::Relaxed),
+        (3 * REPS * (burst / BLOCKS) * BLOCKS) as u64
+    );
 
     let rows = [
         "round trip (call + wait)",

@@ -712,6 +712,35 @@ impl<S: 'static, A> Actor<S, A> {
         self.handle
     }
 
+    /// The C API's handle of this actor, for code that mixes the crate with
+    /// [`sys`](crate::sys) (a C library's method called on this actor's thread). A method
+    /// called on it with `tether_actor_call` gets the state as `*mut S`, under the same
+    /// rule as the crate's own calls: on an [`Exclusive`] actor only through the default
+    /// thread (group NULL), as `&mut S`; on a [`Shared`] one as `&S` from any group. The
+    /// handle stays owned by `self`: never release it, and do not use it after `self` drops.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use tether::{sys, Actor, ActorOptions};
+    ///
+    /// unsafe extern "C" fn add(_: *mut sys::tether_task, state: *mut c_void, arg: *mut c_void) -> sys::tether_status {
+    ///     // SAFETY: the state of an Actor<u64> is a *mut u64, and the default thread has it alone.
+    ///     unsafe { *state.cast::<u64>() += arg as u64 };
+    ///     sys::TETHER_OK
+    /// }
+    /// let actor = Actor::new(&ActorOptions::new(), || 1u64).unwrap();
+    /// // SAFETY: a live handle; fire and forget, the arg is a plain number.
+    /// let status = unsafe {
+    ///     sys::tether_actor_call(actor.as_raw(), std::ptr::null(), Some(add), 41 as *mut c_void, None, std::ptr::null_mut())
+    /// };
+    /// assert_eq!(status, sys::TETHER_OK);
+    /// let n = actor.call(|n| *n).unwrap();
+    /// assert_eq!(n.wait_timeout(std::time::Duration::from_secs(5)).unwrap(), 42);
+    /// ```
+    pub fn as_raw(&self) -> sys::tether_actor {
+        self.handle
+    }
+
     /// The actor's state: alive, dead (with the constructor's error), or stopped.
     pub fn state(&self) -> ActorState {
         let mut s = 0;
