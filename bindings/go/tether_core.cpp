@@ -159,9 +159,19 @@ struct Error {
 
 }  // namespace tether
 // ---- end of core/error.h ----
-#include "tether/tether.h"
 
 namespace tether {
+
+// CallStats: how an executor's or actor's calls stand (the capi copies it into
+// tether_executor_stats, within the caller's struct_size).
+struct CallStats {
+  uint64_t queued = 0;     // admitted, not yet started
+  uint64_t completed = 0;  // ended with success
+  uint64_t failed = 0;
+  uint64_t cancelled = 0;
+  uint64_t rejected = 0;        // refused at admission (QUEUE_FULL, SHUTDOWN, timed out)
+  uint64_t errors_dropped = 0;  // fire-and-forget failures past the kept 64
+};
 
 class CallLedger {
  public:
@@ -212,8 +222,8 @@ class CallLedger {
   [[nodiscard]] ErrorPtr kept_error(size_t i) const;
   [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
-  // fill: the stats fields within out->struct_size (os_thread_id is the caller's).
-  void fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const;
+  // stats: the counts now (each read on its own: a snapshot of counters, not of one moment).
+  [[nodiscard]] CallStats stats() const noexcept;
 
  private:
   [[nodiscard]] uint64_t queued() const noexcept {
@@ -1842,6 +1852,24 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
 }  // namespace tether
 // ---- end of core/executor.h ----
+// ---- core/publish.h ----
+// Publish<T>: how a creator in the core gives its new object a handle. The core never
+// touches the handle table itself: the C boundary passes a function that inserts the
+// object into its table (capi/handles.h). The creator calls it once, at the point after
+// which creating cannot fail, and before anything the user wrote runs (a constructor
+// asking for its actor must find the handle). It throws StatusError(NO_MEMORY): the
+// creator then undoes what it started, as for any other failure.
+
+#include <cstdint>
+#include <memory>
+
+namespace tether {
+
+template <class T>
+using Publish = uint64_t (*)(const std::shared_ptr<T>&);
+
+}  // namespace tether
+// ---- end of core/publish.h ----
 // ---- core/task.h ----
 // Task: the context of one user callback while it runs (the C API's tether_task).
 // It lives on the stack of the thread that runs the callback and is valid only there,
@@ -2093,10 +2121,11 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   };
   enum class Life : int32_t { Constructing, Alive, Dead };
 
-  // create_actor: builds the actor, starts its threads, gives it a handle, and queues
-  // the constructor. Returns the handle id. Throws StatusError; nothing is left behind
-  // and ctor_arg is dropped before a failing create returns.
-  static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg);
+  // create: builds the actor, starts its threads, gives it a handle (publish), and
+  // queues the constructor. Returns the handle id. Throws StatusError; nothing is left
+  // behind and ctor_arg is dropped before a failing create returns.
+  static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
+                         Publish<Actor> publish);
   ~Actor();
 
   Actor(const Actor&) = delete;
@@ -2254,86 +2283,6 @@ void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner&
 
 }  // namespace tether
 // ---- end of core/call_outcome.h ----
-// ---- core/handle_table.h ----
-// HandleTable: maps the uint64_t ids of the C API to live objects.
-//
-// An id packs three fields: kind (bits 56-63, never 0, so no live id is 0), the slot's
-// generation (bits 24-55) and the slot index (bits 0-23). A slot's generation advances
-// every time its handle is released, so an old id never reaches the slot's next object;
-// a forged id fails the kind, index or generation check; none of them is ever
-// dereferenced. Lookups hand out a shared_ptr, so an object stays alive for as long as a
-// call is using it, even if another thread releases the handle meanwhile.
-//
-// After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
-// every use of its id is TETHER_E_FORKED, and its object is never touched again there.
-//
-// Thread safety: every member may be called from any thread; mutex_ guards slots_ and
-// free_. The table is never destroyed (a process may exit with live handles).
-
-
-#include <cstdint>
-#include <memory>
-#include <mutex>
-#include <vector>
-
-
-namespace tether {
-
-enum class Kind : uint8_t { Runner = 1, Executor, Actor, Future, Error, Graph, Compiled };
-
-[[nodiscard]] const char* kind_name(Kind kind) noexcept;
-
-class HandleTable {
- public:
-  static HandleTable& instance();
-
-  HandleTable(const HandleTable&) = delete;
-  HandleTable& operator=(const HandleTable&) = delete;
-
-  // insert: a new id for obj. Throws StatusError(TETHER_E_NO_MEMORY) when the table is full.
-  [[nodiscard]] uint64_t insert(Kind kind, std::shared_ptr<void> obj);
-
-  // get: the object behind id, or throws StatusError(TETHER_E_INVALID_HANDLE) saying why.
-  template <class T>
-  [[nodiscard]] std::shared_ptr<T> get(Kind kind, uint64_t id) const {
-    return std::static_pointer_cast<T>(find(kind, id));
-  }
-
-  // take: ends the handle and returns its object; throws like get.
-  template <class T>
-  [[nodiscard]] std::shared_ptr<T> take(Kind kind, uint64_t id) {
-    return std::static_pointer_cast<T>(remove(kind, id));
-  }
-
-  // The fork handlers (fork_guard.cpp).
-  void before_fork() { mutex_.before_fork(); }
-  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
-  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
-
- private:
-  template <class T>
-  friend T& immortal() noexcept;
-  HandleTable() = default;
-
-  struct Slot {
-    uint32_t generation = 1;
-    uint32_t epoch = 0;           // the fork epoch it was filled in
-    Kind kind{};                  // kind of the live object; meaningless while free
-    std::shared_ptr<void> object;  // null while the slot is free
-  };
-
-  [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
-  [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
-  // locate: the live slot for id, or throws. Caller holds mutex_.
-  [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
-
-  mutable ForkSafeMutex mutex_;
-  std::vector<Slot> slots_;   // guarded by mutex_
-  std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
-};
-
-}  // namespace tether
-// ---- end of core/handle_table.h ----
 // ---- core/status_error.h ----
 // StatusError: how the core reports a failed call. The C boundary (src/capi/boundary.h)
 // turns it into the call's status code and the thread's last-error text.
@@ -2526,7 +2475,8 @@ Actor::Actor(Options options)
 
 Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
 
-uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg) {
+uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
+                       Publish<Actor> publish) {
   std::shared_ptr<Actor> actor(new Actor(std::move(options)));
   actor->dtor_ = dtor;
   const Options& o = actor->options_;
@@ -2549,7 +2499,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     actor->group_threads_->join_all();
     actor->executor_->drop_user(/*wait=*/true);
   };
-  HandleTable& table = HandleTable::instance();
   std::unique_ptr<CtorCall> ctor_call;
   try {
     for (const GroupSpec& spec : o.groups) {
@@ -2564,7 +2513,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
-    actor->handle_ = table.insert(Kind::Actor, actor);
+    actor->handle_ = publish(actor);
   } catch (...) {
     undo();
     throw;
@@ -3221,8 +3170,8 @@ void heavy_fence() noexcept {
 // ==== core/call_ledger.cpp ====
 
 #include <cstddef>
-#include <cstring>
 
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -3334,18 +3283,16 @@ ErrorPtr CallLedger::kept_error(size_t i) const {
   return i < errors_.size() ? errors_[i] : nullptr;
 }
 
-void CallLedger::fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const {
-  tether_executor_stats full{};
-  full.struct_size = static_cast<uint32_t>(size);
+CallStats CallLedger::stats() const noexcept {
+  CallStats s;
   const uint64_t fast_left = fast_left_.load(std::memory_order_acquire);  // before the admissions
-  full.queued = queued() + fast_admitted() - fast_left;
-  full.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
-  full.failed = failed_.load(std::memory_order_relaxed);
-  full.cancelled = cancelled_.load(std::memory_order_relaxed);
-  full.rejected = rejected_.load(std::memory_order_relaxed);
-  full.errors_dropped = errors_dropped_.load(std::memory_order_relaxed);
-  full.os_thread_id = os_thread_id;
-  std::memcpy(static_cast<void*>(&out), &full, size);  // only the fields the caller knows
+  s.queued = queued() + fast_admitted() - fast_left;
+  s.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
+  s.failed = failed_.load(std::memory_order_relaxed);
+  s.cancelled = cancelled_.load(std::memory_order_relaxed);
+  s.rejected = rejected_.load(std::memory_order_relaxed);
+  s.errors_dropped = errors_dropped_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace tether
@@ -3736,10 +3683,10 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
     tether_drop_fn value_drop = nullptr;
   };
 
-  // compile: checks graph, installs its loop on every thread of its nodes and returns the
-  // handle id. Throws StatusError (and records it as the graph's error); installs nothing
-  // on failure.
-  static uint64_t compile(const std::shared_ptr<Graph>& graph, Options options);
+  // compile: checks graph, installs its loop on every thread of its nodes, gives it a
+  // handle (publish) and returns the handle id. Throws StatusError; installs nothing on
+  // failure.
+  static uint64_t compile(const std::shared_ptr<Graph>& graph, Options options, Publish<CompiledGraph> publish);
   ~CompiledGraph();
   CompiledGraph(const CompiledGraph&) = delete;
   CompiledGraph& operator=(const CompiledGraph&) = delete;
@@ -3939,29 +3886,20 @@ void CompiledGraph::build() {
   }
 }
 
-uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options) {
-  // Every failure of a compile, a plan's out of memory included, is recorded on the graph
-  // for tether_graph_error.
+uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options,
+                               Publish<CompiledGraph> publish) {
+  GraphPlan plan = graph->plan();
+  std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
+  compiled->build();
+  std::vector<Lane*> lanes;
+  for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
+  GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
+  graph->freeze();  // before the handle exists: its release unfreezes
   try {
-    GraphPlan plan = graph->plan();
-    std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
-    compiled->build();
-    std::vector<Lane*> lanes;
-    for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
-    GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
-    graph->freeze();  // before the handle exists: its release unfreezes
-    try {
-      return HandleTable::instance().insert(Kind::Compiled, compiled);
-    } catch (...) {
-      graph->unfreeze();
-      throw;  // ~CompiledGraph uninstalls
-    }
-  } catch (const StatusError& e) {
-    graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
-    throw;
-  } catch (const std::bad_alloc&) {
-    graph->record_failure(out_of_memory_error());
-    throw;
+    return publish(compiled);
+  } catch (...) {
+    graph->unfreeze();
+    throw;  // ~CompiledGraph uninstalls
   }
 }
 
@@ -4541,6 +4479,86 @@ void Executor::release_handle(bool wait) {
 // ==== core/fork_guard.cpp ====
 
 
+// ---- core/handle_table.h ----
+// HandleTable: maps the uint64_t ids of the C API to live objects.
+//
+// An id packs three fields: kind (bits 56-63, never 0, so no live id is 0), the slot's
+// generation (bits 24-55) and the slot index (bits 0-23). A slot's generation advances
+// every time its handle is released, so an old id never reaches the slot's next object;
+// a forged id fails the kind, index or generation check; none of them is ever
+// dereferenced. Lookups hand out a shared_ptr, so an object stays alive for as long as a
+// call is using it, even if another thread releases the handle meanwhile.
+//
+// After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
+// every use of its id is TETHER_E_FORKED, and its object is never touched again there.
+//
+// Thread safety: every member may be called from any thread; mutex_ guards slots_ and
+// free_. The table is never destroyed (a process may exit with live handles).
+
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+
+namespace tether {
+
+enum class Kind : uint8_t { Runner = 1, Executor, Actor, Future, Error, Graph, Compiled };
+
+[[nodiscard]] const char* kind_name(Kind kind) noexcept;
+
+class HandleTable {
+ public:
+  static HandleTable& instance();
+
+  HandleTable(const HandleTable&) = delete;
+  HandleTable& operator=(const HandleTable&) = delete;
+
+  // insert: a new id for obj. Throws StatusError(TETHER_E_NO_MEMORY) when the table is full.
+  [[nodiscard]] uint64_t insert(Kind kind, std::shared_ptr<void> obj);
+
+  // get: the object behind id, or throws StatusError(TETHER_E_INVALID_HANDLE) saying why.
+  template <class T>
+  [[nodiscard]] std::shared_ptr<T> get(Kind kind, uint64_t id) const {
+    return std::static_pointer_cast<T>(find(kind, id));
+  }
+
+  // take: ends the handle and returns its object; throws like get.
+  template <class T>
+  [[nodiscard]] std::shared_ptr<T> take(Kind kind, uint64_t id) {
+    return std::static_pointer_cast<T>(remove(kind, id));
+  }
+
+  // The fork handlers (fork_guard.cpp).
+  void before_fork() { mutex_.before_fork(); }
+  void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
+  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+
+ private:
+  template <class T>
+  friend T& immortal() noexcept;
+  HandleTable() = default;
+
+  struct Slot {
+    uint32_t generation = 1;
+    uint32_t epoch = 0;           // the fork epoch it was filled in
+    Kind kind{};                  // kind of the live object; meaningless while free
+    std::shared_ptr<void> object;  // null while the slot is free
+  };
+
+  [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
+  [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
+  // locate: the live slot for id, or throws. Caller holds mutex_.
+  [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
+
+  mutable ForkSafeMutex mutex_;
+  std::vector<Slot> slots_;   // guarded by mutex_
+  std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
+};
+
+}  // namespace tether
+// ---- end of core/handle_table.h ----
 
 namespace tether {
 namespace fork_detail {
@@ -6463,20 +6481,20 @@ size_t ThreadGroup::running() const {
 // ---- core/thread_runner.h ----
 // ThreadRunner: a Scope whose target runs on a new thread, named by a runner handle.
 
-#include <cstdint>
+#include <memory>
 
 
 namespace tether {
 
-// start_runner: creates the scope, gives it a handle, then starts target on its first
-// thread (the handle exists before the target can ask for it). Returns the handle id.
-// Throws StatusError; arg is dropped before a failing start returns.
-[[nodiscard]] uint64_t start_runner(Scope::Options options, tether_fn target, UserArg arg);
+// start_runner: starts target on the scope's first thread, named by the scope's name.
+// The scope has its handle already (the target may ask for it at once). Throws
+// StatusError; arg is dropped before a failing start returns.
+void start_runner(Scope& scope, tether_fn target, UserArg arg);
 
-// release_runner: ends the handle, cancels, and (when wait is set and the caller is
-// neither inside the scope nor the control thread) joins every thread of the scope;
-// otherwise the control thread joins them once they exit.
-void release_runner(uint64_t id, bool wait);
+// release_runner: the runner's handle was taken (scope is what it named): cancels, and
+// (when wait is set and the caller is neither inside the scope nor the control thread)
+// joins every thread of the scope; otherwise the control thread joins them once they exit.
+void release_runner(std::shared_ptr<Scope> scope, bool wait);
 
 }  // namespace tether
 // ---- end of core/thread_runner.h ----
@@ -6484,22 +6502,11 @@ void release_runner(uint64_t id, bool wait);
 
 namespace tether {
 
-uint64_t start_runner(Scope::Options options, tether_fn target, UserArg arg) {
-  auto scope = std::make_shared<Scope>(options);
-  HandleTable& table = HandleTable::instance();
-  const uint64_t id = table.insert(Kind::Runner, scope);
-  scope->set_handle(id);
-  try {
-    scope->spawn(options.name, /*is_target=*/true, target, std::move(arg));
-  } catch (...) {
-    (void)table.take<Scope>(Kind::Runner, id);
-    throw;
-  }
-  return id;
+void start_runner(Scope& scope, tether_fn target, UserArg arg) {
+  scope.spawn(scope.options().name, /*is_target=*/true, target, std::move(arg));
 }
 
-void release_runner(uint64_t id, bool wait) {
-  std::shared_ptr<Scope> scope = HandleTable::instance().take<Scope>(Kind::Runner, id);
+void release_runner(std::shared_ptr<Scope> scope, bool wait) {
   scope->cancel();      // first, so whoever the end of the handle wakes already sees the stop
   scope->end_handle();
   if (wait && !scope->is_inside() && !ControlThread::is_current()) {
@@ -6589,6 +6596,12 @@ template <class H>
 [[nodiscard]] H make_handle(std::shared_ptr<object_of<H>> obj) {
   using Mutable = std::remove_const_t<object_of<H>>;  // the table stores shared_ptr<void>
   return H{HandleTable::instance().insert(handle_traits<H>::kind, std::const_pointer_cast<Mutable>(std::move(obj)))};
+}
+
+// publish: make_handle as the core's creators take it (core/publish.h): the id.
+template <class H>
+[[nodiscard]] uint64_t publish(const std::shared_ptr<object_of<H>>& obj) {
+  return make_handle<H>(obj).id;
 }
 
 }  // namespace tether::capi
@@ -6796,7 +6809,7 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
     require(out, "out");
     require(ctor, "ctor");
     Actor::Options options = read_actor_options(o);  // before owned moves: a FORKED executor keeps arg
-    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned))};
+    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned), &publish<tether_actor>)};
     return TETHER_OK;
   });
 }
@@ -6872,6 +6885,8 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
 // ==== capi/boundary.cpp ====
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 
 
 namespace tether::capi {
@@ -6960,7 +6975,17 @@ void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t o
     fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
                                         " is not a known size (set it to sizeof(tether_executor_stats))");
   }
-  ledger.fill(*out, out->struct_size, os_thread_id);
+  const CallStats s = ledger.stats();
+  tether_executor_stats full{};
+  full.struct_size = out->struct_size;
+  full.queued = s.queued;
+  full.completed = s.completed;
+  full.failed = s.failed;
+  full.cancelled = s.cancelled;
+  full.rejected = s.rejected;
+  full.errors_dropped = s.errors_dropped;
+  full.os_thread_id = os_thread_id;
+  std::memcpy(static_cast<void*>(out), &full, out->struct_size);  // only the fields the caller knows
 }
 
 tether_error kept_error(const CallLedger& ledger, size_t i) {
@@ -7377,14 +7402,17 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
   return guarded([&] {
     auto graph = lookup(g);
     require(out, "out");
-    CompiledGraph::Options options;
+    // Every failure of a compile, its options' and a plan's out of memory included, is
+    // recorded on the graph for tether_graph_error (here, the one place that does).
     try {
-      options = read_compile_options(o);
-    } catch (const StatusError& e) {  // a fault of this compile too: tether_graph_error says it
+      out->id = CompiledGraph::compile(graph, read_compile_options(o), &publish<tether_compiled>);
+    } catch (const StatusError& e) {
       graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
       throw;
+    } catch (const std::bad_alloc&) {
+      graph->record_failure(out_of_memory_error());
+      throw;
     }
-    out->id = CompiledGraph::compile(graph, options);
     return TETHER_OK;
   });
 }
@@ -7445,7 +7473,16 @@ TETHER_API tether_status tether_runner_start(const tether_runner_options* opts, 
     options.name = name_option(o.name, "tether-run", "tether_runner_options.name");
     options.stop_on_error = o.stop_on_error != 0;
     options.stack_size = o.stack_size;
-    *out = tether_runner{start_runner(std::move(options), target, std::move(owned))};
+    auto scope = std::make_shared<Scope>(std::move(options));
+    const tether_runner r = make_handle<tether_runner>(scope);  // before the target can ask for it
+    scope->set_handle(r.id);
+    try {
+      start_runner(*scope, target, std::move(owned));
+    } catch (...) {
+      (void)take(r);
+      throw;
+    }
+    *out = r;
     return TETHER_OK;
   });
 }
@@ -7534,14 +7571,14 @@ TETHER_API tether_status tether_runner_cancel(tether_runner r) {
 
 TETHER_API tether_status tether_runner_release(tether_runner r) {
   return guarded([&] {
-    release_runner(r.id, /*wait=*/true);
+    release_runner(take(r), /*wait=*/true);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_runner_release_nowait(tether_runner r) {
   return guarded([&] {
-    release_runner(r.id, /*wait=*/false);
+    release_runner(take(r), /*wait=*/false);
     return TETHER_OK;
   });
 }

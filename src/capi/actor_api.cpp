@@ -82,7 +82,7 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
     require(out, "out");
     require(ctor, "ctor");
     Actor::Options options = read_actor_options(o);  // before owned moves: a FORKED executor keeps arg
-    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned))};
+    *out = tether_actor{Actor::create(std::move(options), ctor, dtor, std::move(owned), &publish<tether_actor>)};
     return TETHER_OK;
   });
 }

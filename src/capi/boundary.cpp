@@ -1,6 +1,8 @@
 #include "capi/boundary.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 
 #include "core/handle_table.h"
 #include "core/thread_exit.h"
@@ -91,7 +93,17 @@ void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t o
     fail(TETHER_E_INVALID_ARGUMENT, "stats struct_size " + std::to_string(out->struct_size) +
                                         " is not a known size (set it to sizeof(tether_executor_stats))");
   }
-  ledger.fill(*out, out->struct_size, os_thread_id);
+  const CallStats s = ledger.stats();
+  tether_executor_stats full{};
+  full.struct_size = out->struct_size;
+  full.queued = s.queued;
+  full.completed = s.completed;
+  full.failed = s.failed;
+  full.cancelled = s.cancelled;
+  full.rejected = s.rejected;
+  full.errors_dropped = s.errors_dropped;
+  full.os_thread_id = os_thread_id;
+  std::memcpy(static_cast<void*>(out), &full, out->struct_size);  // only the fields the caller knows
 }
 
 tether_error kept_error(const CallLedger& ledger, size_t i) {

@@ -104,14 +104,17 @@ TETHER_API tether_status tether_graph_compile(tether_graph g, const tether_compi
   return guarded([&] {
     auto graph = lookup(g);
     require(out, "out");
-    CompiledGraph::Options options;
+    // Every failure of a compile, its options' and a plan's out of memory included, is
+    // recorded on the graph for tether_graph_error (here, the one place that does).
     try {
-      options = read_compile_options(o);
-    } catch (const StatusError& e) {  // a fault of this compile too: tether_graph_error says it
+      out->id = CompiledGraph::compile(graph, read_compile_options(o), &publish<tether_compiled>);
+    } catch (const StatusError& e) {
       graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
       throw;
+    } catch (const std::bad_alloc&) {
+      graph->record_failure(out_of_memory_error());
+      throw;
     }
-    out->id = CompiledGraph::compile(graph, options);
     return TETHER_OK;
   });
 }

@@ -63,4 +63,10 @@ template <class H>
   return H{HandleTable::instance().insert(handle_traits<H>::kind, std::const_pointer_cast<Mutable>(std::move(obj)))};
 }
 
+// publish: make_handle as the core's creators take it (core/publish.h): the id.
+template <class H>
+[[nodiscard]] uint64_t publish(const std::shared_ptr<object_of<H>>& obj) {
+  return make_handle<H>(obj).id;
+}
+
 }  // namespace tether::capi

@@ -40,7 +40,16 @@ TETHER_API tether_status tether_runner_start(const tether_runner_options* opts, 
     options.name = name_option(o.name, "tether-run", "tether_runner_options.name");
     options.stop_on_error = o.stop_on_error != 0;
     options.stack_size = o.stack_size;
-    *out = tether_runner{start_runner(std::move(options), target, std::move(owned))};
+    auto scope = std::make_shared<Scope>(std::move(options));
+    const tether_runner r = make_handle<tether_runner>(scope);  // before the target can ask for it
+    scope->set_handle(r.id);
+    try {
+      start_runner(*scope, target, std::move(owned));
+    } catch (...) {
+      (void)take(r);
+      throw;
+    }
+    *out = r;
     return TETHER_OK;
   });
 }
@@ -129,14 +138,14 @@ TETHER_API tether_status tether_runner_cancel(tether_runner r) {
 
 TETHER_API tether_status tether_runner_release(tether_runner r) {
   return guarded([&] {
-    release_runner(r.id, /*wait=*/true);
+    release_runner(take(r), /*wait=*/true);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_runner_release_nowait(tether_runner r) {
   return guarded([&] {
-    release_runner(r.id, /*wait=*/false);
+    release_runner(take(r), /*wait=*/false);
     return TETHER_OK;
   });
 }

@@ -5,7 +5,6 @@
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/control_thread.h"
-#include "core/handle_table.h"
 #include "core/status_error.h"
 #include "core/task.h"
 
@@ -179,7 +178,8 @@ Actor::Actor(Options options)
 
 Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
 
-uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg) {
+uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
+                       Publish<Actor> publish) {
   std::shared_ptr<Actor> actor(new Actor(std::move(options)));
   actor->dtor_ = dtor;
   const Options& o = actor->options_;
@@ -202,7 +202,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     actor->group_threads_->join_all();
     actor->executor_->drop_user(/*wait=*/true);
   };
-  HandleTable& table = HandleTable::instance();
   std::unique_ptr<CtorCall> ctor_call;
   try {
     for (const GroupSpec& spec : o.groups) {
@@ -217,7 +216,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
-    actor->handle_ = table.insert(Kind::Actor, actor);
+    actor->handle_ = publish(actor);
   } catch (...) {
     undo();
     throw;

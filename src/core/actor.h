@@ -37,6 +37,7 @@
 #include "core/error.h"
 #include "core/executor.h"
 #include "core/lane.h"
+#include "core/publish.h"
 #include "core/scope.h"
 #include "core/task.h"
 #include "core/thread_group.h"
@@ -58,10 +59,11 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   };
   enum class Life : int32_t { Constructing, Alive, Dead };
 
-  // create_actor: builds the actor, starts its threads, gives it a handle, and queues
-  // the constructor. Returns the handle id. Throws StatusError; nothing is left behind
-  // and ctor_arg is dropped before a failing create returns.
-  static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg);
+  // create: builds the actor, starts its threads, gives it a handle (publish), and
+  // queues the constructor. Returns the handle id. Throws StatusError; nothing is left
+  // behind and ctor_arg is dropped before a failing create returns.
+  static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
+                         Publish<Actor> publish);
   ~Actor();
 
   Actor(const Actor&) = delete;

@@ -1,9 +1,9 @@
 #include "core/call_ledger.h"
 
 #include <cstddef>
-#include <cstring>
 
 #include "core/status_error.h"
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -115,18 +115,16 @@ ErrorPtr CallLedger::kept_error(size_t i) const {
   return i < errors_.size() ? errors_[i] : nullptr;
 }
 
-void CallLedger::fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const {
-  tether_executor_stats full{};
-  full.struct_size = static_cast<uint32_t>(size);
+CallStats CallLedger::stats() const noexcept {
+  CallStats s;
   const uint64_t fast_left = fast_left_.load(std::memory_order_acquire);  // before the admissions
-  full.queued = queued() + fast_admitted() - fast_left;
-  full.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
-  full.failed = failed_.load(std::memory_order_relaxed);
-  full.cancelled = cancelled_.load(std::memory_order_relaxed);
-  full.rejected = rejected_.load(std::memory_order_relaxed);
-  full.errors_dropped = errors_dropped_.load(std::memory_order_relaxed);
-  full.os_thread_id = os_thread_id;
-  std::memcpy(static_cast<void*>(&out), &full, size);  // only the fields the caller knows
+  s.queued = queued() + fast_admitted() - fast_left;
+  s.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
+  s.failed = failed_.load(std::memory_order_relaxed);
+  s.cancelled = cancelled_.load(std::memory_order_relaxed);
+  s.rejected = rejected_.load(std::memory_order_relaxed);
+  s.errors_dropped = errors_dropped_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace tether

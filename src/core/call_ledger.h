@@ -23,9 +23,19 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
-#include "tether/tether.h"
 
 namespace tether {
+
+// CallStats: how an executor's or actor's calls stand (the capi copies it into
+// tether_executor_stats, within the caller's struct_size).
+struct CallStats {
+  uint64_t queued = 0;     // admitted, not yet started
+  uint64_t completed = 0;  // ended with success
+  uint64_t failed = 0;
+  uint64_t cancelled = 0;
+  uint64_t rejected = 0;        // refused at admission (QUEUE_FULL, SHUTDOWN, timed out)
+  uint64_t errors_dropped = 0;  // fire-and-forget failures past the kept 64
+};
 
 class CallLedger {
  public:
@@ -76,8 +86,8 @@ class CallLedger {
   [[nodiscard]] ErrorPtr kept_error(size_t i) const;
   [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
-  // fill: the stats fields within out->struct_size (os_thread_id is the caller's).
-  void fill(tether_executor_stats& out, size_t size, uint64_t os_thread_id) const;
+  // stats: the counts now (each read on its own: a snapshot of counters, not of one moment).
+  [[nodiscard]] CallStats stats() const noexcept;
 
  private:
   [[nodiscard]] uint64_t queued() const noexcept {

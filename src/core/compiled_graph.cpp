@@ -4,7 +4,6 @@
 
 #include "core/actor.h"
 #include "core/graph_hosts.h"
-#include "core/handle_table.h"
 #include "core/lane.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -103,29 +102,20 @@ void CompiledGraph::build() {
   }
 }
 
-uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options) {
-  // Every failure of a compile, a plan's out of memory included, is recorded on the graph
-  // for tether_graph_error.
+uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options options,
+                               Publish<CompiledGraph> publish) {
+  GraphPlan plan = graph->plan();
+  std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
+  compiled->build();
+  std::vector<Lane*> lanes;
+  for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
+  GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
+  graph->freeze();  // before the handle exists: its release unfreezes
   try {
-    GraphPlan plan = graph->plan();
-    std::shared_ptr<CompiledGraph> compiled(new CompiledGraph(graph, std::move(plan), options));
-    compiled->build();
-    std::vector<Lane*> lanes;
-    for (const auto& host : compiled->hosts_) lanes.push_back(host->lane);
-    GraphHosts::instance().install(lanes, compiled->id_);  // THREAD_BUSY: nothing installed
-    graph->freeze();  // before the handle exists: its release unfreezes
-    try {
-      return HandleTable::instance().insert(Kind::Compiled, compiled);
-    } catch (...) {
-      graph->unfreeze();
-      throw;  // ~CompiledGraph uninstalls
-    }
-  } catch (const StatusError& e) {
-    graph->record_failure(error_or_out_of_memory(e.code(), e.what()));
-    throw;
-  } catch (const std::bad_alloc&) {
-    graph->record_failure(out_of_memory_error());
-    throw;
+    return publish(compiled);
+  } catch (...) {
+    graph->unfreeze();
+    throw;  // ~CompiledGraph uninstalls
   }
 }
 

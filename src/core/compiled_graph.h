@@ -33,6 +33,7 @@
 #include "core/deadline.h"
 #include "core/error.h"
 #include "core/graph.h"
+#include "core/publish.h"
 #include "core/scope.h"
 #include "core/user_arg.h"
 
@@ -47,10 +48,10 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
     tether_drop_fn value_drop = nullptr;
   };
 
-  // compile: checks graph, installs its loop on every thread of its nodes and returns the
-  // handle id. Throws StatusError (and records it as the graph's error); installs nothing
-  // on failure.
-  static uint64_t compile(const std::shared_ptr<Graph>& graph, Options options);
+  // compile: checks graph, installs its loop on every thread of its nodes, gives it a
+  // handle (publish) and returns the handle id. Throws StatusError; installs nothing on
+  // failure.
+  static uint64_t compile(const std::shared_ptr<Graph>& graph, Options options, Publish<CompiledGraph> publish);
   ~CompiledGraph();
   CompiledGraph(const CompiledGraph&) = delete;
   CompiledGraph& operator=(const CompiledGraph&) = delete;
