@@ -1913,7 +1913,8 @@ using Publish = uint64_t (*)(const std::shared_ptr<T>&);
 //     thread of the parent's holds one in the child.
 //   - The child handler resets what is per process and cannot be the parent's: the
 //     control thread (not running in the child: started afresh on first use), the count
-//     of unjoined threads, the forking thread's actor cache, the membarrier registration.
+//     of unjoined threads, the membarrier registration; the C boundary's own handler
+//     leaves the forking thread's actor cache (capi/actor_cache.cpp).
 //   - A library thread that forked from a callback is, in the child, the only thread: when
 //     the callback returns there, it runs nothing more of the parent's work and ends
 //     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
@@ -2170,9 +2171,14 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
-  // The fire-and-forget fast path (actor_fast_path.cpp). Sender: what one producer thread
+  // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
+  // may take (no future, the default thread): the one place that rule is written; the
+  // actor's own conditions are checked by open_sender and post_fast. Sender: what one producer thread
   // holds to call this actor without the general path: its tally and the ring it leased
   // on the default lane. Used by that thread alone, between open and close.
+  [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
+    return group == nullptr && !want_future;
+  }
   struct Sender {
     CallLedger::Tally tally;
     CallRing* ring = nullptr;
@@ -2728,286 +2734,6 @@ void Actor::release(bool wait) {
 }
 
 }  // namespace tether
-// ==== core/actor_cache.cpp ====
-// ---- core/actor_cache.h ----
-// actor_cache: the actors a thread called last, for the fire-and-forget fast path.
-//
-// A hit takes no lock and touches no reference count: the entry holds the actor (a
-// shared_ptr taken once, when the general path looked the handle up), so the actor
-// outlives any call made through it even if another thread releases the handle
-// meanwhile. A released handle is seen on the actor itself (Actor::handle_live). An entry
-// also holds this thread's Sender for the actor (its tally, its leased ring). The most
-// recent entry is mirrored in plain thread-local pointers read on every call.
-//
-// The price: an actor whose handle was released stays allocated (not running: its
-// destructor has run) until each thread that called it drops its entry: by calling it
-// again, by calling kEntries other actors, or by exiting. The releasing thread drops its
-// own entry at once (forget).
-//
-// Thread safety: thread-local; entries are only ever touched by their thread.
-
-#include <cstdint>
-#include <memory>
-
-#include "tether/tether.h"
-
-namespace tether::actor_cache {
-
-namespace detail {
-// Hot: this thread's most recent entry, when it takes fast calls, as plain pointers.
-struct Hot {
-  uint64_t id;  // 0: none
-  Actor* actor;
-  Actor::Sender* sender;
-};
-extern TETHER_HOT_TLS thread_local Hot t_hot;
-}  // namespace detail
-
-// try_post: tether_actor_call(id, NULL, m, arg, arg_drop, out = NULL) through what this
-// thread has cached: true once queued. False when the general path must take the call
-// (a miss, a released handle, a stop, ...); arg is untouched then. Inline: every
-// fire-and-forget call starts here.
-[[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  const detail::Hot& h = detail::t_hot;
-  if (h.id != id || id == 0 || m == nullptr) return false;
-  return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
-}
-
-// forget_released: the general path is about to look id up: if this thread's entry for
-// it outlived its handle, it goes now.
-void forget_released(uint64_t id) noexcept;
-
-// post_after_lookup: the general path looked actor `id` up for a fire-and-forget call to
-// its default thread: cache it for this thread and post through the fast path if it
-// applies. False: the general path goes on (arg untouched).
-[[nodiscard]] bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m,
-                                     UserArg& arg) noexcept;
-
-// forget: the calling thread's entry for id, if any, goes (its handle is being released).
-void forget(uint64_t id) noexcept;
-
-// after_fork_in_child: the forking thread's entries are the parent's actors: left alone for
-// good (nothing of theirs may run in the child), so its next call takes the general path.
-void after_fork_in_child() noexcept;
-
-}  // namespace tether::actor_cache
-// ---- end of core/actor_cache.h ----
-
-#include <new>
-#include <utility>
-
-// ---- core/thread_exit.h ----
-// thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
-// thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
-// glibc aborts the process when it cannot ("failed to register TLS destructor"), on
-// whatever thread first touches the variable — inside noexcept code, with no caller to
-// tell. Here the platform's one exit notice (platform::notify_at_thread_exit, a pthread
-// key on POSIX) carries every cleanup of a thread: arming it stores a pointer (no
-// allocation for the first 32 keys) and can fail softly.
-//
-// Order at a thread's end: every C++ thread_local destructor of the thread (the
-// application's), then these cleanups in Cleanup order, then the thread's exit notice
-// (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
-//
-// Thread safety: each function acts on the calling thread's own state only.
-
-#include <new>
-
-namespace tether {
-
-// Cleanup: what runs at a thread's end, in this order.
-enum class Cleanup { ActorCache, LastError, CallPool, kCount };
-
-// arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
-// that runs is allowed). False when it could not be armed (no memory): fn will not run,
-// and the caller must not keep state that needs it.
-[[nodiscard]] bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept;
-
-// set_exit_notice: fn(arg) runs after every cleanup, when this thread ends. False when it
-// could not be armed (the caller then gives the notice itself).
-[[nodiscard]] bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept;
-
-// ThreadLocalSlot: storage for a T made on first use and destroyed by its cleanup. Being
-// trivially destructible itself, a thread_local of it registers nothing with the C++
-// runtime. get() returns null once destroyed, or when the cleanup could not be armed.
-template <class T, Cleanup Which>
-class ThreadLocalSlot {
- public:
-  T* get(void (*destroy)() noexcept) noexcept {
-    if (state_ == kLive) return ptr();
-    if (state_ != kEmpty || !arm_cleanup(Which, destroy)) return nullptr;
-    new (storage_) T();
-    state_ = kLive;
-    return ptr();
-  }
-  // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
-  // the application may call in after it).
-  void destroy() noexcept {
-    if (state_ != kLive) return;
-    state_ = kGone;
-    ptr()->~T();
-  }
-  [[nodiscard]] bool gone() const noexcept { return state_ == kGone; }
-
- private:
-  enum : unsigned char { kEmpty, kLive, kGone };
-  T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
-  alignas(T) unsigned char storage_[sizeof(T)];
-  unsigned char state_ = kEmpty;
-};
-
-}  // namespace tether
-// ---- end of core/thread_exit.h ----
-
-namespace tether::actor_cache {
-
-namespace detail {
-TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
-}  // namespace detail
-
-namespace {
-
-constexpr size_t kEntries = 4;
-
-struct Entry {
-  uint64_t id = 0;  // 0: empty
-  std::shared_ptr<Actor> actor;
-  std::unique_ptr<Actor::Sender> sender;  // null: this actor takes no fast calls from here
-
-  Entry() = default;
-  Entry(uint64_t i, std::shared_ptr<Actor> a, std::unique_ptr<Actor::Sender> s) noexcept
-      : id(i), actor(std::move(a)), sender(std::move(s)) {}
-  // Moves leave an empty entry behind; the target must be empty (nothing is closed here).
-  Entry(Entry&& o) noexcept : id(std::exchange(o.id, 0)), actor(std::move(o.actor)), sender(std::move(o.sender)) {}
-  Entry& operator=(Entry&& o) noexcept {
-    id = std::exchange(o.id, 0);
-    actor = std::move(o.actor);
-    sender = std::move(o.sender);
-    return *this;
-  }
-
-  // close: gives the lease back, then lets go of the actor (possibly its last reference:
-  // its destructor may run user drops, so the caller calls this only once the cache no
-  // longer depends on the entry).
-  void close() noexcept {
-    if (sender) actor->close_sender(std::move(sender));
-    actor.reset();
-    id = 0;
-  }
-};
-
-using detail::Hot;
-using detail::t_hot;
-
-// Set once this thread's cache is destroyed: a call from a later thread-local destructor
-// takes the general path without touching it.
-TETHER_HOT_TLS thread_local bool t_cache_gone = false;
-
-struct Cache {
-  Entry entries[kEntries];  // most recently used first
-
-  void sync_hot() noexcept {
-    const Entry& e = entries[0];
-    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
-  }
-
-  ~Cache() {
-    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
-    t_cache_gone = true;
-    for (Entry& e : entries) {
-      Entry gone = std::move(e);
-      gone.close();
-    }
-  }
-};
-
-// Touched on the slow paths only; made on first use, destroyed by the thread's cleanup.
-thread_local ThreadLocalSlot<Cache, Cleanup::ActorCache> t_cache;
-void destroy_cache() noexcept { t_cache.destroy(); }
-
-Entry* find(Cache& c, uint64_t id) noexcept {
-  if (id == 0) return nullptr;  // the null handle; also what empty entries hold
-  for (Entry& e : c.entries) {
-    if (e.id == id) return &e;
-  }
-  return nullptr;
-}
-
-// Closes an entry when the function that moved it here returns, after every use of the
-// cache (closing may run user code that calls back in).
-struct Closing {
-  Entry entry;
-  ~Closing() { entry.close(); }
-};
-
-}  // namespace
-
-void forget_released(uint64_t id) noexcept {
-  const Hot& h = t_hot;
-  if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
-}
-
-bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || t_cache_gone) return false;
-  Cache* cp = t_cache.get(&destroy_cache);
-  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
-  Cache& c = *cp;
-  Closing evicted;
-  Entry* e = find(c, id);
-  if (e == nullptr) {
-    std::unique_ptr<Actor::Sender> sender;
-    try {
-      sender = actor->open_sender();
-    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
-    }
-    evicted.entry = std::move(c.entries[kEntries - 1]);
-    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
-    c.entries[0] = Entry{id, actor, std::move(sender)};
-  } else {
-    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
-    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
-      try {
-        c.entries[0].sender = actor->open_sender();
-      } catch (const std::bad_alloc&) {
-      }
-    }
-  }
-  c.sync_hot();
-  Entry& first = c.entries[0];
-  if (!first.sender) return false;
-  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
-  (void)arg.release();  // the call owns it now
-  return true;
-}
-
-void forget(uint64_t id) noexcept {
-  if (t_cache_gone) return;
-  Cache* cp = t_cache.get(&destroy_cache);
-  if (cp == nullptr) return;
-  Cache& c = *cp;
-  Entry* e = find(c, id);
-  if (e == nullptr) return;
-  Closing gone{std::move(*e)};
-  if (e == &c.entries[0]) c.sync_hot();
-}
-
-void after_fork_in_child() noexcept {
-  if (t_cache_gone) return;
-  Cache* cp = t_cache.get(&destroy_cache);
-  if (cp == nullptr) return;
-  Cache& c = *cp;
-  for (Entry& e : c.entries) {
-    if (e.id == 0 && !e.actor) continue;
-    try {
-      new Entry(std::move(e));  // never closed, never destroyed
-    } catch (...) {           // no memory: forget the entry without closing it
-      (void)new (&e) Entry();
-    }
-  }
-  c.sync_hot();
-}
-
-}  // namespace tether::actor_cache
 // ==== core/actor_fast_path.cpp ====
 // The actor's fire-and-forget fast path: a call made without a future, to the default
 // thread, on an actor with an unbounded mailbox, by a thread holding a Sender. Beside the
@@ -3337,6 +3063,68 @@ void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shar
 #include <mutex>
 #include <new>
 
+// ---- core/thread_exit.h ----
+// thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
+// thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
+// glibc aborts the process when it cannot ("failed to register TLS destructor"), on
+// whatever thread first touches the variable — inside noexcept code, with no caller to
+// tell. Here the platform's one exit notice (platform::notify_at_thread_exit, a pthread
+// key on POSIX) carries every cleanup of a thread: arming it stores a pointer (no
+// allocation for the first 32 keys) and can fail softly.
+//
+// Order at a thread's end: every C++ thread_local destructor of the thread (the
+// application's), then these cleanups in Cleanup order, then the thread's exit notice
+// (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
+//
+// Thread safety: each function acts on the calling thread's own state only.
+
+#include <new>
+
+namespace tether {
+
+// Cleanup: what runs at a thread's end, in this order.
+enum class Cleanup { ActorCache, LastError, CallPool, kCount };
+
+// arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
+// that runs is allowed). False when it could not be armed (no memory): fn will not run,
+// and the caller must not keep state that needs it.
+[[nodiscard]] bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept;
+
+// set_exit_notice: fn(arg) runs after every cleanup, when this thread ends. False when it
+// could not be armed (the caller then gives the notice itself).
+[[nodiscard]] bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept;
+
+// ThreadLocalSlot: storage for a T made on first use and destroyed by its cleanup. Being
+// trivially destructible itself, a thread_local of it registers nothing with the C++
+// runtime. get() returns null once destroyed, or when the cleanup could not be armed.
+template <class T, Cleanup Which>
+class ThreadLocalSlot {
+ public:
+  T* get(void (*destroy)() noexcept) noexcept {
+    if (state_ == kLive) return ptr();
+    if (state_ != kEmpty || !arm_cleanup(Which, destroy)) return nullptr;
+    new (storage_) T();
+    state_ = kLive;
+    return ptr();
+  }
+  // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
+  // the application may call in after it).
+  void destroy() noexcept {
+    if (state_ != kLive) return;
+    state_ = kGone;
+    ptr()->~T();
+  }
+  [[nodiscard]] bool gone() const noexcept { return state_ == kGone; }
+
+ private:
+  enum : unsigned char { kEmpty, kLive, kGone };
+  T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
+  alignas(T) unsigned char storage_[sizeof(T)];
+  unsigned char state_ = kEmpty;
+};
+
+}  // namespace tether
+// ---- end of core/thread_exit.h ----
 
 namespace tether {
 namespace {
@@ -4595,7 +4383,6 @@ void child() {
   GraphHosts::instance().after_fork_in_child();
   ControlThread::instance().after_fork_in_child();
   forget_parent_threads();
-  actor_cache::after_fork_in_child();
   fence_detail::after_fork_in_child();
 }
 
@@ -6523,6 +6310,68 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 // tether_actor_*: actors pinned to their threads.
 #include <set>
 
+// ---- capi/actor_cache.h ----
+// actor_cache: the actors a thread called last, for the fire-and-forget fast path. It
+// maps C handle ids to core actors without the handle table, so it lives in the C
+// boundary; whether a call may take the fast path is the core's rule
+// (Actor::fast_path_applies), and the fast post itself is the core's (Actor::post_fast).
+//
+// A hit takes no lock and touches no reference count: the entry holds the actor (a
+// shared_ptr taken once, when the general path looked the handle up), so the actor
+// outlives any call made through it even if another thread releases the handle
+// meanwhile. A released handle is seen on the actor itself (Actor::handle_live). An entry
+// also holds this thread's Sender for the actor (its tally, its leased ring). The most
+// recent entry is mirrored in plain thread-local pointers read on every call.
+//
+// The price: an actor whose handle was released stays allocated (not running: its
+// destructor has run) until each thread that called it drops its entry: by calling it
+// again, by calling kEntries other actors, or by exiting. The releasing thread drops its
+// own entry at once (forget).
+//
+// Thread safety: thread-local; entries are only ever touched by their thread.
+
+#include <cstdint>
+#include <memory>
+
+#include "tether/tether.h"
+
+namespace tether::capi::actor_cache {
+
+namespace detail {
+// Hot: this thread's most recent entry, when it takes fast calls, as plain pointers.
+struct Hot {
+  uint64_t id;  // 0: none
+  Actor* actor;
+  Actor::Sender* sender;
+};
+extern TETHER_HOT_TLS thread_local Hot t_hot;
+}  // namespace detail
+
+// try_post: tether_actor_call(id, NULL, m, arg, arg_drop, out = NULL) through what this
+// thread has cached: true once queued. False when the general path must take the call
+// (a miss, a released handle, a stop, ...); arg is untouched then. Inline: every
+// fire-and-forget call starts here.
+[[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  const detail::Hot& h = detail::t_hot;
+  if (h.id != id || id == 0 || m == nullptr) return false;
+  return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
+}
+
+// forget_released: the general path is about to look id up: if this thread's entry for
+// it outlived its handle, it goes now.
+void forget_released(uint64_t id) noexcept;
+
+// post_after_lookup: the general path looked actor `id` up for a fire-and-forget call to
+// its default thread: cache it for this thread and post through the fast path if it
+// applies. False: the general path goes on (arg untouched).
+[[nodiscard]] bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m,
+                                     UserArg& arg) noexcept;
+
+// forget: the calling thread's entry for id, if any, goes (its handle is being released).
+void forget(uint64_t id) noexcept;
+
+}  // namespace tether::capi::actor_cache
+// ---- end of capi/actor_cache.h ----
 // ---- capi/boundary.h ----
 // The C boundary's one wrapper and its helpers. Every exported function runs its body
 // through guarded(), which turns a thrown StatusError (or anything else) into a status
@@ -6773,7 +6622,9 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   require(m, "m");
   // Fire and forget to the default thread: cached for this thread's next calls (which
   // take the fast path in tether_actor_call), and posted through it if it applies.
-  if (out == nullptr && group == nullptr && actor_cache::post_after_lookup(a.id, actor, m, arg)) return TETHER_OK;
+  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::post_after_lookup(a.id, actor, m, arg)) {
+    return TETHER_OK;
+  }
   std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
   if (out != nullptr) *out = future_handle(std::move(future));
   return TETHER_OK;
@@ -6785,6 +6636,15 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
                                           tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
   if (out != nullptr) *out = tether_future{0};
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
+}
+
+// post: tether_actor_call(_timeout): the fast path when the core's rule and this
+// thread's cache allow it (no handle table, no reference count: capi/actor_cache.h), else
+// the general path. Inline: every call starts here.
+inline tether_status post(tether_actor a, const char* group, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                          tether_future* out, int64_t timeout_ns) {
+  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
 }  // namespace
@@ -6816,15 +6676,12 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
 
 TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
-  // The fast path first: no handle table, no reference count (core/actor_cache.h).
-  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
-  return call_slow(a, group, m, arg, arg_drop, out, 0);
+  return post(a, group, m, arg, arg_drop, out, 0);
 }
 
 TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                    tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
-  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
-  return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
+  return post(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
 TETHER_API tether_status tether_actor_state(tether_actor a, int32_t* state, tether_error* cause) {
@@ -6882,6 +6739,171 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
 }
 
 }  // extern "C"
+// ==== capi/actor_cache.cpp ====
+
+#include <new>
+#include <utility>
+
+
+namespace tether::capi::actor_cache {
+
+namespace detail {
+TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
+}  // namespace detail
+
+namespace {
+
+constexpr size_t kEntries = 4;
+
+struct Entry {
+  uint64_t id = 0;  // 0: empty
+  std::shared_ptr<Actor> actor;
+  std::unique_ptr<Actor::Sender> sender;  // null: this actor takes no fast calls from here
+
+  Entry() = default;
+  Entry(uint64_t i, std::shared_ptr<Actor> a, std::unique_ptr<Actor::Sender> s) noexcept
+      : id(i), actor(std::move(a)), sender(std::move(s)) {}
+  // Moves leave an empty entry behind; the target must be empty (nothing is closed here).
+  Entry(Entry&& o) noexcept : id(std::exchange(o.id, 0)), actor(std::move(o.actor)), sender(std::move(o.sender)) {}
+  Entry& operator=(Entry&& o) noexcept {
+    id = std::exchange(o.id, 0);
+    actor = std::move(o.actor);
+    sender = std::move(o.sender);
+    return *this;
+  }
+
+  // close: gives the lease back, then lets go of the actor (possibly its last reference:
+  // its destructor may run user drops, so the caller calls this only once the cache no
+  // longer depends on the entry).
+  void close() noexcept {
+    if (sender) actor->close_sender(std::move(sender));
+    actor.reset();
+    id = 0;
+  }
+};
+
+using detail::Hot;
+using detail::t_hot;
+
+// Set once this thread's cache is destroyed: a call from a later thread-local destructor
+// takes the general path without touching it.
+TETHER_HOT_TLS thread_local bool t_cache_gone = false;
+
+struct Cache {
+  Entry entries[kEntries];  // most recently used first
+
+  void sync_hot() noexcept {
+    const Entry& e = entries[0];
+    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+  }
+
+  ~Cache() {
+    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
+    t_cache_gone = true;
+    for (Entry& e : entries) {
+      Entry gone = std::move(e);
+      gone.close();
+    }
+  }
+};
+
+// Touched on the slow paths only; made on first use, destroyed by the thread's cleanup.
+thread_local ThreadLocalSlot<Cache, Cleanup::ActorCache> t_cache;
+void destroy_cache() noexcept { t_cache.destroy(); }
+
+Entry* find(Cache& c, uint64_t id) noexcept {
+  if (id == 0) return nullptr;  // the null handle; also what empty entries hold
+  for (Entry& e : c.entries) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+// Closes an entry when the function that moved it here returns, after every use of the
+// cache (closing may run user code that calls back in).
+struct Closing {
+  Entry entry;
+  ~Closing() { entry.close(); }
+};
+
+}  // namespace
+
+void forget_released(uint64_t id) noexcept {
+  const Hot& h = t_hot;
+  if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
+}
+
+bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
+  if (id == 0 || t_cache_gone) return false;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
+  Cache& c = *cp;
+  Closing evicted;
+  Entry* e = find(c, id);
+  if (e == nullptr) {
+    std::unique_ptr<Actor::Sender> sender;
+    try {
+      sender = actor->open_sender();
+    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
+    }
+    evicted.entry = std::move(c.entries[kEntries - 1]);
+    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
+    c.entries[0] = Entry{id, actor, std::move(sender)};
+  } else {
+    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
+    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
+      try {
+        c.entries[0].sender = actor->open_sender();
+      } catch (const std::bad_alloc&) {
+      }
+    }
+  }
+  c.sync_hot();
+  Entry& first = c.entries[0];
+  if (!first.sender) return false;
+  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
+  (void)arg.release();  // the call owns it now
+  return true;
+}
+
+void forget(uint64_t id) noexcept {
+  if (t_cache_gone) return;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
+  Entry* e = find(c, id);
+  if (e == nullptr) return;
+  Closing gone{std::move(*e)};
+  if (e == &c.entries[0]) c.sync_hot();
+}
+
+namespace {
+
+// after_fork_in_child: the forking thread's entries are the parent's actors: left alone
+// for good (nothing of theirs may run in the child), so its next call takes the general
+// path (and meets TETHER_E_FORKED there). A handler of its own, registered when the
+// library loads (fork_guard.h says what else a child resets).
+void after_fork_in_child() noexcept {
+  if (t_cache_gone) return;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;
+  Cache& c = *cp;
+  for (Entry& e : c.entries) {
+    if (e.id == 0 && !e.actor) continue;
+    try {
+      new Entry(std::move(e));  // never closed, never destroyed
+    } catch (...) {           // no memory: forget the entry without closing it
+      (void)new (&e) Entry();
+    }
+  }
+  c.sync_hot();
+}
+
+[[maybe_unused]] const bool g_fork_handler = platform::on_fork(nullptr, nullptr, &after_fork_in_child);
+
+}  // namespace
+
+}  // namespace tether::capi::actor_cache
 // ==== capi/boundary.cpp ====
 
 #include <algorithm>

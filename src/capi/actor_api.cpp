@@ -1,9 +1,9 @@
 // tether_actor_*: actors pinned to their threads.
 #include <set>
 
+#include "capi/actor_cache.h"
 #include "capi/boundary.h"
 #include "core/actor.h"
-#include "core/actor_cache.h"
 
 using namespace tether;
 using namespace tether::capi;
@@ -46,7 +46,9 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   require(m, "m");
   // Fire and forget to the default thread: cached for this thread's next calls (which
   // take the fast path in tether_actor_call), and posted through it if it applies.
-  if (out == nullptr && group == nullptr && actor_cache::post_after_lookup(a.id, actor, m, arg)) return TETHER_OK;
+  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::post_after_lookup(a.id, actor, m, arg)) {
+    return TETHER_OK;
+  }
   std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
   if (out != nullptr) *out = future_handle(std::move(future));
   return TETHER_OK;
@@ -58,6 +60,15 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
                                           tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
   if (out != nullptr) *out = tether_future{0};
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
+}
+
+// post: tether_actor_call(_timeout): the fast path when the core's rule and this
+// thread's cache allow it (no handle table, no reference count: capi/actor_cache.h), else
+// the general path. Inline: every call starts here.
+inline tether_status post(tether_actor a, const char* group, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                          tether_future* out, int64_t timeout_ns) {
+  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
 }  // namespace
@@ -89,15 +100,12 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
 
 TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
-  // The fast path first: no handle table, no reference count (core/actor_cache.h).
-  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
-  return call_slow(a, group, m, arg, arg_drop, out, 0);
+  return post(a, group, m, arg, arg_drop, out, 0);
 }
 
 TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                    tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
-  if (out == nullptr && group == nullptr && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
-  return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
+  return post(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
 TETHER_API tether_status tether_actor_state(tether_actor a, int32_t* state, tether_error* cause) {

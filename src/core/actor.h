@@ -108,9 +108,14 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
-  // The fire-and-forget fast path (actor_fast_path.cpp). Sender: what one producer thread
+  // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
+  // may take (no future, the default thread): the one place that rule is written; the
+  // actor's own conditions are checked by open_sender and post_fast. Sender: what one producer thread
   // holds to call this actor without the general path: its tally and the ring it leased
   // on the default lane. Used by that thread alone, between open and close.
+  [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
+    return group == nullptr && !want_future;
+  }
   struct Sender {
     CallLedger::Tally tally;
     CallRing* ring = nullptr;

@@ -2,7 +2,6 @@
 
 #include "platform/platform.h"
 
-#include "core/actor_cache.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
 #include "core/control_thread.h"
@@ -46,7 +45,6 @@ void child() {
   GraphHosts::instance().after_fork_in_child();
   ControlThread::instance().after_fork_in_child();
   forget_parent_threads();
-  actor_cache::after_fork_in_child();
   fence_detail::after_fork_in_child();
 }
 

@@ -14,7 +14,8 @@
 //     thread of the parent's holds one in the child.
 //   - The child handler resets what is per process and cannot be the parent's: the
 //     control thread (not running in the child: started afresh on first use), the count
-//     of unjoined threads, the forking thread's actor cache, the membarrier registration.
+//     of unjoined threads, the membarrier registration; the C boundary's own handler
+//     leaves the forking thread's actor cache (capi/actor_cache.cpp).
 //   - A library thread that forked from a callback is, in the child, the only thread: when
 //     the callback returns there, it runs nothing more of the parent's work and ends
 //     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.

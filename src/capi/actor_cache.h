@@ -1,4 +1,7 @@
-// actor_cache: the actors a thread called last, for the fire-and-forget fast path.
+// actor_cache: the actors a thread called last, for the fire-and-forget fast path. It
+// maps C handle ids to core actors without the handle table, so it lives in the C
+// boundary; whether a call may take the fast path is the core's rule
+// (Actor::fast_path_applies), and the fast post itself is the core's (Actor::post_fast).
 //
 // A hit takes no lock and touches no reference count: the entry holds the actor (a
 // shared_ptr taken once, when the general path looked the handle up), so the actor
@@ -23,7 +26,7 @@
 #include "core/user_arg.h"
 #include "tether/tether.h"
 
-namespace tether::actor_cache {
+namespace tether::capi::actor_cache {
 
 namespace detail {
 // Hot: this thread's most recent entry, when it takes fast calls, as plain pointers.
@@ -58,8 +61,4 @@ void forget_released(uint64_t id) noexcept;
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
 
-// after_fork_in_child: the forking thread's entries are the parent's actors: left alone for
-// good (nothing of theirs may run in the child), so its next call takes the general path.
-void after_fork_in_child() noexcept;
-
-}  // namespace tether::actor_cache
+}  // namespace tether::capi::actor_cache

@@ -1,12 +1,13 @@
-#include "core/actor_cache.h"
+#include "capi/actor_cache.h"
 
 #include <new>
 #include <utility>
 
 #include "core/actor.h"
 #include "core/thread_exit.h"
+#include "platform/platform.h"
 
-namespace tether::actor_cache {
+namespace tether::capi::actor_cache {
 
 namespace detail {
 TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
@@ -138,6 +139,12 @@ void forget(uint64_t id) noexcept {
   if (e == &c.entries[0]) c.sync_hot();
 }
 
+namespace {
+
+// after_fork_in_child: the forking thread's entries are the parent's actors: left alone
+// for good (nothing of theirs may run in the child), so its next call takes the general
+// path (and meets TETHER_E_FORKED there). A handler of its own, registered when the
+// library loads (fork_guard.h says what else a child resets).
 void after_fork_in_child() noexcept {
   if (t_cache_gone) return;
   Cache* cp = t_cache.get(&destroy_cache);
@@ -154,4 +161,8 @@ void after_fork_in_child() noexcept {
   c.sync_hot();
 }
 
-}  // namespace tether::actor_cache
+[[maybe_unused]] const bool g_fork_handler = platform::on_fork(nullptr, nullptr, &after_fork_in_child);
+
+}  // namespace
+
+}  // namespace tether::capi::actor_cache
