@@ -272,11 +272,10 @@ class CallLedger {
 // an actor group's N threads, or, for a manual executor, whichever thread calls
 // run_manual().
 //
-// Sources: every lane has a mailbox (any Call, from any thread). A lane with ONE consumer
-// (an executor's, a manual one) also has up to kLaneRings rings, each leased by one
-// producer thread for its fire-and-forget calls (lease_ring, push_fast): no atomic
-// read-modify-write per call. The consumer merges the sources in program order as
-// source_marks.h explains, in batches, a source at a time.
+// What is queued, and in what order it is taken, is the lane's Inbox (inbox.h): a
+// mailbox for any Call, and with ONE consumer (an executor's lane, a manual one) the
+// producers' rings for fire-and-forget calls. The lane adds the threads that consume it,
+// the gate (open), the close, and the parking below.
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked). sleepers_ is the consumer's announcement that it may sleep:
@@ -317,26 +316,73 @@ class CallLedger {
 // waiters, outside the protocol (a stale one costs time, never a wake-up). Several
 // consumers: idle_spin_ns, as set.
 
-// Cancelling queued calls (cancel_queued) reaches every call not yet started while the
-// consumer may be blocked forever in user code. Mailbox: under the consumer token, as
-// every pop. Rings: the consumer steps past an entry (a store of its position), makes a
-// light_fence(), and reads cancelling_; a canceller holds the token, sets cancelling_,
-// makes a heavy_fence(), then reads the consumer's position and claims entries beyond it.
-// Either the canceller sees the step (and leaves that entry alone), or the consumer sees
-// cancelling_ and takes the token before using the entry (and finds it claimed).
-//
-// Thread safety: push/push_fast/open/close/cancel_queued/lease_ring from any thread; the
-// consumer state (marked) only by the lane's consumer: its thread, the thread in
-// run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread holds the
-// lane and its owner alive until it exits; a ring lease holds the lane's owner alive.
+// Thread safety: push/push_fast/open/close/cancel_*/lease_ring from any thread; the
+// consumer state (marked, and the inbox's) only by the lane's consumer: its thread, the
+// thread in run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread
+// holds the lane and its owner alive until it exits; a ring lease holds the lane's owner
+// alive.
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+
+// ---- core/inbox.h ----
+// Inbox: the calls queued for a lane, and how its consumer takes them. A Lane (lane.h)
+// owns one and adds the threads and the parking; everything about the queue itself is
+// here: the sources, the order between them, the claim protocol of cancellers.
+//
+// Sources. Every inbox has a mailbox (mailbox.h): any Call, from any thread. An inbox
+// with ONE consumer (an executor's lane, a manual one) also has up to kLaneRings rings
+// (call_ring.h), each leased by one producer thread for its fire-and-forget calls: a call
+// through a ring costs no atomic read-modify-write. An inbox with several consumers (an
+// actor group of N threads) has the mailbox alone.
+//
+// Invariants (who may touch what):
+//   - Producers: push from any thread. A ring's producer side only by its lease holder
+//     (lease_ring to CallRing::end_lease; the lease carries the producer state with it).
+//   - The consumer state (consumed_, current_, batch_, caught_up_, the rings' consumer
+//     sides) only by the lane's one consumer: its thread, the thread in run_manual or
+//     drain_here, or the destructor. With several consumers there is no consumer state:
+//     each pop is under the mailbox's consumer token.
+//   - A Call is owned by the inbox from push until popped (then by whoever runs it). A
+//     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
+//     finishes it; the consumer then steps over it.
+//   - Rings are made at their first lease and live as long as the inbox; ring_count_
+//     counts them BEFORE one can be seen (rings_[k] is set after the increment).
+//
+// What orders what:
+//   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
+//     reads the marks, pushes and bumps the mailbox's published count under push_mutex_,
+//     so the count follows the mailbox's order: a ring entry that saw count n waits for
+//     exactly the first n nodes. A ring entry's marks are the other sources' counts read
+//     before it was appended (push_fast).
+//   - Within a ring: entries and block links are written before the release store of
+//     the ring's published count; the consumer reads it with acquire (call_ring.h).
+//   - Within the mailbox: its push exchange is seq_cst and its link a release store
+//     (mailbox.h); the token's acquire/release orders what consumers and cancellers do.
+//
+// Which fence pairs with which:
+//   - push_fast's light_fence (after publishing) pairs with the heavy_fence a consumer
+//     makes before it parks (lane.h's wait protocol, P1/C3): the Lane reads sleepers_
+//     right after push_fast returns.
+//   - Claims in rings: the consumer steps past an entry (a release store of its
+//     position), makes a light_fence() and reads cancelling_; a canceller holds the token,
+//     sets cancelling_, makes a heavy_fence(), then reads the consumer's position and
+//     claims entries beyond it. Either the canceller sees the step (and leaves that entry
+//     alone), or the consumer sees cancelling_ and takes the token before it uses the
+//     entry (meet_canceller; and finds it claimed).
+//
+// Cancelling (cancel_queued_of, cancel_all_queued) reaches every call not yet started
+// even while the consumer is blocked forever in user code: nothing of it waits on the
+// consumer.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
 
 // ---- core/asymmetric_fence.h ----
 // Asymmetric fences: a full barrier split between a hot side that runs on every call and
@@ -419,7 +465,7 @@ class CallPool {
 // ---- end of core/call_pool.h ----
 // ---- core/call_ring.h ----
 // CallRing: the queue of ONE producer thread into a lane with one consumer, leased by that
-// thread for as long as it keeps calling (see Lane::lease_ring). A lane has a few of them
+// thread for as long as it keeps calling (see Inbox::lease_ring). A lane has a few of them
 // beside its shared mailbox, so producers that call often never write a cache line
 // another producer writes, and a call costs no atomic read-modify-write at all.
 //
@@ -436,7 +482,7 @@ class CallPool {
 // Thread safety: the producer side is used only by the lease holder; lease changes hands
 // through owner_ (acquire/release), which carries the producer state with it. The consumer
 // side is used only by the lane's single consumer (or, under the lane's consumer token, by
-// a canceller, see Lane::cancel_queued). The consumer publishes the entry it will read
+// a canceller, see inbox.h). The consumer publishes the entry it will read
 // next in position_; entries from there to the published count are still queued.
 // Memory ordering: entries and block links are written before the release store of the
 // count that publishes them, which the consumer reads with acquire.
@@ -485,7 +531,6 @@ using SourceMarks = std::array<uint32_t, kLaneSources>;
 
 namespace tether {
 
-class Call;
 class FastTarget;
 
 // FastCall: a fire-and-forget actor method call carried inline in a ring entry.
@@ -495,13 +540,13 @@ struct FastCall {
   tether_drop_fn drop;
 };
 
-// RingEntry: a fast call, a Call, or marks. word0 is atomic because a canceller claims
-// a queued call by storing 0 there (release) while the consumer may be reading it.
+// RingEntry: a fast call or marks. word0 is atomic because a canceller claims a queued
+// call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
-  enum Kind : uintptr_t { kFast = 0, kCall = 1, kMarks = 2 };
-  static constexpr uintptr_t kKindMask = 3;
+  enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 2-aligned
 
-  std::atomic<uintptr_t> word0;  // kFast: the method; kCall: the Call; kMarks: marks 0-1
+  std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3
   uintptr_t word2;               // kFast: drop; kMarks: mark 4
   uintptr_t word3;               // the kind, or'ed into the FastTarget for kFast
@@ -545,7 +590,7 @@ class CallRing {
   }
   // append_marks: writes a marks entry if read(s), the count of source s now, differs
   // from what the last marks entry said, for the mailbox or any other of the lane's
-  // first `rings` rings (the rings made so far: see Lane::push_fast). Needs a reserved
+  // first `rings` rings (the rings made so far: see Inbox::push_fast). Needs a reserved
   // entry.
   template <class Read>
   void append_marks(Read read, size_t rings) noexcept {
@@ -572,7 +617,6 @@ class CallRing {
     e.word2 = reinterpret_cast<uintptr_t>(call.drop);
     e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
   }
-  void append_call(Call* c) noexcept;
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
@@ -586,7 +630,7 @@ class CallRing {
   // consumed: how many entries the consumer has stepped past.
   [[nodiscard]] uint64_t consumed() const noexcept { return consumed_; }
   // step: moves the consumer past the entry peek() returned and stores the new position
-  // (the Dekker store that pairs with a canceller, see Lane). Returns the block left
+  // (the Dekker store that pairs with a canceller, see inbox.h). Returns the block left
   // behind, if any: the caller recycles it once no canceller can be walking it.
   [[nodiscard]] Block* step() noexcept {
     ++read_pos_;
@@ -725,7 +769,7 @@ inline void chaos_point() noexcept {}
 // (ConsumerToken). Memory ordering: push publishes a node with a release store of its
 // predecessor's next; the consumer reads next with acquire. The token's acquire/release
 // orders everything consumers and cancellers do to nodes still queued. (A lane with rings
-// serialises its pushes under its own push_mutex_ to keep the ordering marks: lane.h.)
+// serialises its pushes under its own push_mutex_ to keep the ordering marks: inbox.h.)
 
 #include <atomic>
 #include <thread>
@@ -832,6 +876,180 @@ class Mailbox {
 
 }  // namespace tether
 // ---- end of core/mailbox.h ----
+
+namespace tether {
+
+class Lane;
+
+// Call: one unit of work on a lane. Owned by the inbox until popped; a canceller that
+// claims it holds it (a mailbox canceller, under the consumer token, takes a second
+// reference) while it cancels.
+class Call : public MailboxNode {
+ public:
+  explicit Call(const void* owner) noexcept : owner_(owner) {}
+  virtual ~Call() = default;
+
+  // Calls come from the CallPool: a steady stream of them allocates nothing.
+  static void* operator new(size_t size) { return CallPool::allocate(size); }
+  static void operator delete(void* p) noexcept { CallPool::free(p); }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  // run: executes the work on a lane thread (not called once claimed).
+  virtual void run(Lane& lane) noexcept = 0;
+  // cancel: the work never runs: drop its arg, complete its future CANCELLED.
+  virtual void cancel() noexcept = 0;
+
+  // owner: the actor the call belongs to; null for an executor's own task.
+  [[nodiscard]] const void* owner() const noexcept { return owner_; }
+
+ private:
+  friend class Inbox;
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void unref() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  const void* owner_;
+  std::atomic<int> refs_{1};
+  bool claimed_ = false;  // guarded by the mailbox's consumer token
+};
+
+// FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
+// its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
+class FastTarget {
+ public:
+  // run_fast: runs call on the lane's consumer.
+  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
+  // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
+  virtual void cancel_fast(const FastCall& call) noexcept = 0;
+  // fast_owner: the owner() its calls would have as Calls (cancel_queued_of compares it).
+  [[nodiscard]] virtual const void* fast_owner() const noexcept = 0;
+
+ protected:
+  ~FastTarget() = default;
+};
+
+class Inbox {
+ public:
+  // Work: what the consumer took: a Call, or a fast call and its target.
+  struct Work {
+    Call* call = nullptr;
+    FastTarget* target = nullptr;
+    FastCall fast{};
+  };
+
+  // one_consumer: rings may be leased (and the consumer state is used).
+  explicit Inbox(bool one_consumer) noexcept : has_rings_(one_consumer) {}
+  ~Inbox();  // frees the rings; cancel_everything() must have run
+  Inbox(const Inbox&) = delete;
+  Inbox& operator=(const Inbox&) = delete;
+
+  [[nodiscard]] bool has_rings() const noexcept { return has_rings_; }
+
+  // ---- producers ----
+  // push: queues c in the mailbox (the inbox owns it from now on). Its exchange is
+  // seq_cst: the caller may read the consumer's announcement right after (P2).
+  void push(Call* c) noexcept;
+  // lease_ring: a ring for the calling producer thread's fast calls, or null when none is
+  // free (or there are several consumers). The caller alone appends to it until
+  // end_lease. Throws std::bad_alloc.
+  [[nodiscard]] CallRing* lease_ring();
+  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  // push_fast: appends call for target to the leased ring (room reserved beforehand with
+  // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    // Only the rings made so far can hold calls that happened before this one: rings are
+    // made in slot order and counted before anyone can see them (lease_ring), and what
+    // made a ring happened before anything published through it. Relaxed suffices: a
+    // call published before this one started carries that count with it.
+    const size_t rings = ring_count_.load(std::memory_order_relaxed);
+    ring.append_marks([this](size_t s) {
+      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
+    }, rings < kLaneRings ? rings : kLaneRings);
+    ring.append_fast(call, &target);
+    ring.publish();
+    chaos_point();
+    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+  }
+  // rings_made: how many rings exist (seq_cst: a consumer about to park decides on it
+  // whether producers publish with light fences, see lane.h's C3).
+  [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
+
+  // ---- the consumer ----
+  // anything_queued: a call is queued or being pushed.
+  [[nodiscard]] bool anything_queued() noexcept;
+  // try_pop: the next call in program order across the sources; false when none is
+  // ready now (empty, or a push half linked: retry).
+  [[nodiscard]] bool try_pop(Work& w);
+  // drain_ring: the consumer's hot loop: runs on lane up to a batch of the calls queued in
+  // the ring being drained, straight from its entries. False when it ran none (the caller
+  // takes try_pop: another source, marks to wait for, or the wait).
+  bool drain_ring(Lane& lane) noexcept;
+  // run: runs what try_pop took, on lane, and lets it go.
+  static void run(Work& w, Lane& lane) noexcept {
+    if (w.call != nullptr) {
+      w.call->run(lane);
+      w.call->unref();
+    } else {
+      w.target->run_fast(lane, w.fast);
+    }
+  }
+
+  // ---- cancellers (any thread) ----
+  // cancel_queued_of / cancel_all_queued: claims every queued call of owner (a Call's
+  // owner(), a fast call's target's fast_owner()) / every queued call, and cancels it here
+  // (args dropped, futures CANCELLED) before returning. Never waits on user code.
+  size_t cancel_queued_of(const void* owner);
+  size_t cancel_all_queued();
+  // cancel_everything: the owner's end: nobody else is left (no producer, no consumer).
+  void cancel_everything() noexcept;
+
+ private:
+  // A counter on a cache line of its own.
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> value{0};
+  };
+
+  template <class Pred>
+  size_t cancel_queued_if(Pred pred);
+  bool pop_shared(Work& w);  // several consumers: the mailbox alone
+  bool pop_source(size_t s, Work& w, size_t& blocked);
+  bool pop_mailbox(Work& w, size_t& blocked);
+  bool pop_ring(size_t s, Work& w, size_t& blocked);
+  // step_ring: the consumer steps past the entry it peeked (see "Claims in rings").
+  void step_ring(CallRing& ring) noexcept {
+    CallRing::Block* left = ring.step();
+    consumed_[ring.source()] = ring.consumed();
+    light_fence();  // pairs with cancel_queued_if's heavy_fence
+    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
+      meet_canceller(ring, left);
+    } else if (left != nullptr) [[unlikely]] {
+      ring.recycle(left);
+    }
+  }
+  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
+  void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
+  bool work_elsewhere(size_t source) noexcept;  // another source has calls
+  [[nodiscard]] SourceMarks read_marks() const noexcept;
+
+  const bool has_rings_;
+  Mailbox mailbox_;
+  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
+  Counter published_[kLaneSources];                  // per source
+  std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
+  std::atomic<uint32_t> ring_count_{0};              // rings made
+  alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
+
+  // Consumer state (see Invariants).
+  alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
+  size_t current_ = 0;                                // the source being drained
+  uint32_t batch_ = 0;                                // taken from it in a row
+  bool caught_up_ = false;                            // drain_ring last emptied its ring
+};
+
+}  // namespace tether
+// ---- end of core/inbox.h ----
 // ---- core/spin_policy.h ----
 // Spin policy: a thread that waits for another spins only while spinning can succeed.
 //
@@ -1272,57 +1490,6 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
 
 namespace tether {
 
-class Lane;
-
-// Call: one unit of work on a lane. Owned by the lane until popped; a canceller that
-// claims it holds it (a mailbox canceller, under the consumer token, takes a second
-// reference) while it cancels.
-class Call : public MailboxNode {
- public:
-  explicit Call(const void* owner) noexcept : owner_(owner) {}
-  virtual ~Call() = default;
-
-  // Calls come from the CallPool: a steady stream of them allocates nothing.
-  static void* operator new(size_t size) { return CallPool::allocate(size); }
-  static void operator delete(void* p) noexcept { CallPool::free(p); }
-  Call(const Call&) = delete;
-  Call& operator=(const Call&) = delete;
-
-  // run: executes the work on a lane thread (not called once claimed).
-  virtual void run(Lane& lane) noexcept = 0;
-  // cancel: the work never runs: drop its arg, complete its future CANCELLED.
-  virtual void cancel() noexcept = 0;
-
-  // owner: the actor the call belongs to; null for an executor's own task.
-  [[nodiscard]] const void* owner() const noexcept { return owner_; }
-
- private:
-  friend class Lane;
-  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
-  void unref() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
-
-  const void* owner_;
-  std::atomic<int> refs_{1};
-  bool claimed_ = false;  // guarded by the mailbox's consumer token
-};
-
-// FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
-// its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
-class FastTarget {
- public:
-  // run_fast: runs call on the lane's consumer.
-  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
-  // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
-  virtual void cancel_fast(const FastCall& call) noexcept = 0;
-  // fast_owner: what owner() is for its calls, as cancel_queued's predicate sees them.
-  [[nodiscard]] virtual const void* fast_owner() const noexcept = 0;
-
- protected:
-  ~FastTarget() = default;
-};
-
 class Lane : public std::enable_shared_from_this<Lane> {
  public:
   struct Options {
@@ -1361,26 +1528,13 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
 
-  // lease_ring: a ring for the calling producer thread's fast calls, or null when none is
-  // free (or the lane has several consumers). The caller alone appends to it until
-  // end_lease. Throws std::bad_alloc.
-  [[nodiscard]] CallRing* lease_ring();
-  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  // lease_ring / end_lease: the inbox's (inbox.h).
+  [[nodiscard]] CallRing* lease_ring() { return inbox_.lease_ring(); }
+  static void end_lease(CallRing& ring) noexcept { Inbox::end_lease(ring); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.try_reserve(2)), publishes it and wakes the consumer if it parked.
+  // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    // Only the rings made so far can hold calls that happened before this one: rings are
-    // made in slot order and counted before anyone can see them (lease_ring), and what
-    // made a ring happened before anything published through it. Relaxed suffices: a
-    // call published before this one started carries that count with it.
-    const size_t rings = ring_count_.load(std::memory_order_relaxed);
-    ring.append_marks([this](size_t s) {
-      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
-    }, rings < kLaneRings ? rings : kLaneRings);
-    ring.append_fast(call, &target);
-    ring.publish();
-    chaos_point();
-    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    inbox_.push_fast(ring, call, target);
     if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
   }
 
@@ -1389,10 +1543,10 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // close: the threads exit once every source is empty (no more pushes may follow).
   void close();
 
-  // cancel_queued: claims every queued call for which pred(call) holds and cancels it
-  // here (args dropped, futures CANCELLED) before returning. A fast call is shown to pred
-  // as a Call whose owner() is its target's fast_owner(). Never waits on user code.
-  size_t cancel_queued(const std::function<bool(const Call&)>& pred);
+  // cancel_queued_of / cancel_all_queued: the inbox's (inbox.h): every queued call of
+  // owner / every queued call is cancelled before it returns; never waits on user code.
+  size_t cancel_queued_of(const void* owner) { return inbox_.cancel_queued_of(owner); }
+  size_t cancel_all_queued() { return inbox_.cancel_all_queued(); }
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -1405,62 +1559,25 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
  private:
   class Worker;
-  // Work: what the consumer took: a Call, or a fast call and its target.
-  struct Work {
-    Call* call = nullptr;
-    FastTarget* target = nullptr;
-    FastCall fast{};
-  };
-  // A counter on a cache line of its own.
-  struct alignas(64) Counter {
-    std::atomic<uint64_t> value{0};
-  };
+  using Work = Inbox::Work;
 
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
   // idle_spin_budget: how long C1 spins now (publishes where the consumer is).
   int64_t idle_spin_budget() noexcept;
-  // drain_ring: the consumer's hot loop: runs up to a batch of the calls queued in the
-  // ring being drained, straight from its entries. False when it ran none (the caller
-  // takes next(): another source, marks to wait for, or the wait).
-  bool drain_ring() noexcept;
-  void build_up(CallRing& ring) noexcept;   // drain_ring's convoy guard (see lane.cpp)
-  bool work_elsewhere(size_t source) noexcept;  // another source of the lane has calls
-  bool try_pop(Work& w);
-  bool pop_shared(Work& w);                         // several consumers: the mailbox alone
-  bool pop_source(size_t s, Work& w, size_t& blocked);
-  bool pop_mailbox(Work& w, size_t& blocked);
-  bool pop_ring(size_t s, Work& w, size_t& blocked);
-  // step_ring: the consumer steps past the entry it peeked (see cancel_queued).
-  void step_ring(CallRing& ring) noexcept {
-    CallRing::Block* left = ring.step();
-    consumed_[ring.source()] = ring.consumed();
-    light_fence();  // pairs with cancel_queued's heavy_fence
-    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
-      meet_canceller(ring, left);
-    } else if (left != nullptr) [[unlikely]] {
-      ring.recycle(left);
-    }
-  }
-  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
-  void execute(Work& w) noexcept;
+  // try_pop / drain_ring: the inbox's, once the lane is open.
+  bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
+  bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
+  void execute(Work& w) noexcept { Inbox::run(w, *this); }
   void wake_one() noexcept;
   void wake_parked() noexcept;  // wake_one once sleepers_ was seen set
-  bool work_ready() noexcept;
-  bool anything_queued() noexcept;
-  [[nodiscard]] SourceMarks read_marks() const noexcept;
-  void cancel_everything() noexcept;  // the destructor: nobody else is left
+  bool work_ready() noexcept { return open_.load(std::memory_order_acquire) && inbox_.anything_queued(); }
 
   const Options options_;
   const uint64_t id_;
   const bool has_rings_;  // one consumer: rings may be leased
-  Mailbox mailbox_;
-  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
-  Counter published_[kLaneSources];                     // per source
-  std::atomic<CallRing*> rings_[kLaneRings] = {};       // made at their first lease
-  std::atomic<uint32_t> ring_count_{0};                 // rings made
-  alignas(64) std::atomic<bool> cancelling_{false};     // a canceller walks the rings
+  Inbox inbox_;
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
@@ -1470,13 +1587,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
   std::condition_variable cv_;
 
   // Consumer state (see Thread safety).
-  alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
-  size_t current_ = 0;                                // the source being drained
-  uint32_t batch_ = 0;                                // taken from it in a row
-  bool caught_up_ = false;                            // drain_ring last emptied its ring
-  int64_t idle_budget_ns_;                            // C1's adaptive budget (one consumer)
-  uint32_t idle_spins_ = 0;                           // C1's spins, for the probes
-  LanePresence* const presence_;                      // one consumer: see "How long C1 spins"
+  alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget (one consumer)
+  uint32_t idle_spins_ = 0;              // C1's spins, for the probes
+  LanePresence* const presence_;         // one consumer: see "How long C1 spins"
 };
 
 }  // namespace tether
@@ -2671,9 +2784,8 @@ void Actor::start_stop(bool cancel) {
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
   }
   if (cancel_now) {
-    auto mine = [this](const Call& c) { return c.owner() == this; };
-    default_lane_->cancel_queued(mine);
-    for (Group& g : groups_) g.lane->cancel_queued(mine);
+    default_lane_->cancel_queued_of(this);
+    for (Group& g : groups_) g.lane->cancel_queued_of(this);
     // Only now are the running methods asked to stop: one that returned at once would
     // otherwise free its lane to start a queued call the cancel had not reached yet.
     cancel_.store(true, std::memory_order_release);
@@ -3322,12 +3434,6 @@ void CallRing::write_marks() noexcept {
   e.word1 = pack(m[2], m[3]);
   e.word2 = m[4];
   e.word3 = RingEntry::kMarks;
-}
-
-void CallRing::append_call(Call* c) noexcept {
-  RingEntry& e = next_slot();
-  e.word0.store(reinterpret_cast<uintptr_t>(c), std::memory_order_relaxed);
-  e.word3 = RingEntry::kCall;
 }
 
 void CallRing::enter_read_block() noexcept {
@@ -4257,7 +4363,7 @@ void Executor::release_handle(bool wait) {
     if (lane_->is_owner()) {
       lane_->drain_here();
     } else {
-      (void)lane_->cancel_queued([](const Call&) { return true; });
+      (void)lane_->cancel_all_queued();
     }
   }
   drop_user(wait);
@@ -4717,7 +4823,7 @@ std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
 }
 
 }  // namespace tether
-// ==== core/lane.cpp ====
+// ==== core/inbox.cpp ====
 
 #include <algorithm>
 #include <thread>
@@ -4763,14 +4869,9 @@ class SpinWait {
 
 }  // namespace tether
 // ---- end of core/cpu_relax.h ----
-#include "tether/tether.h"
 
 namespace tether {
 namespace {
-
-uint64_t current_tid() noexcept { return platform::current_thread_id(); }
-
-std::atomic<uint64_t> g_next_lane_id{1};
 
 // Entries the consumer takes from one source before it looks at the next: producers
 // share the lane fairly, and a batch stays in the cache lines the producer just wrote.
@@ -4783,21 +4884,13 @@ constexpr uint32_t kBatch = 128;
 // places them apart (a plain SPSC ring: 3 ns vs 50 ns an item). So once drain_ring has
 // emptied its ring, it lets calls build up before it chases the producer again, while
 // the count still grows (the producer is streaming) and nothing waits elsewhere in the
-// lane: up to kBuildUp calls, checked kBuildUpShortPauses, then kBuildUpPauses pauses
+// inbox: up to kBuildUp calls, checked kBuildUpShortPauses, then kBuildUpPauses pauses
 // apart, kBuildUpTurns times at most. A lone call is run after the first, short check.
 // Measured with the vCPUs apart: 28-30 M calls/s without, 39-43 with (the baseline 12).
 constexpr uint64_t kBuildUp = 4096;
 constexpr int kBuildUpTurns = 512;
 constexpr int kBuildUpShortPauses = 4;
 constexpr int kBuildUpPauses = 16;
-
-// FastCallView: how cancel_queued's predicate sees a fast call (never run or cancelled).
-class FastCallView final : public Call {
- public:
-  explicit FastCallView(const void* owner) noexcept : Call(owner) {}
-  void run(Lane&) noexcept override {}
-  void cancel() noexcept override {}
-};
 
 size_t next_source(size_t s) noexcept { return s + 1 == kLaneSources ? 0 : s + 1; }
 
@@ -4809,6 +4902,321 @@ FastCall fast_call(const RingEntry& e, uintptr_t word0) noexcept {
   return FastCall{reinterpret_cast<tether_method_fn>(word0), reinterpret_cast<void*>(e.word1),
                   reinterpret_cast<tether_drop_fn>(e.word2)};
 }
+
+}  // namespace
+
+Inbox::~Inbox() {
+  for (std::atomic<CallRing*>& r : rings_) delete r.load(std::memory_order_acquire);
+}
+
+void Inbox::cancel_everything() noexcept {
+  // Only a manual lane nobody ran (or drained) can still hold calls here.
+  std::vector<Call*> left;
+  {
+    Mailbox::ConsumerToken token(mailbox_);
+    while (MailboxNode* n = mailbox_.pop(token)) left.push_back(static_cast<Call*>(n));
+  }
+  for (Call* c : left) {
+    if (!c->claimed_) c->cancel();
+    c->unref();
+  }
+  for (std::atomic<CallRing*>& slot : rings_) {
+    CallRing* r = slot.load(std::memory_order_acquire);
+    if (r == nullptr) continue;
+    r->for_each_queued([](RingEntry& e) {
+      const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
+      if (word0 != 0 && e.kind() == RingEntry::kFast) fast_target(e)->cancel_fast(fast_call(e, word0));
+    });
+  }
+}
+
+SourceMarks Inbox::read_marks() const noexcept {
+  SourceMarks m;
+  for (size_t s = 0; s < kLaneSources; ++s) {
+    m[s] = static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
+  }
+  return m;
+}
+
+void Inbox::push(Call* c) noexcept {
+  if (has_rings_) {
+    std::lock_guard lock(push_mutex_);  // the count follows the mailbox's order
+    c->marks = read_marks();
+    mailbox_.push(c);
+    std::atomic<uint64_t>& count = published_[kMailboxSource].value;
+    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  } else {
+    mailbox_.push(c);
+  }
+}
+
+CallRing* Inbox::lease_ring() {
+  if (!has_rings_) return nullptr;
+  for (size_t k = 0; k < kLaneRings; ++k) {
+    CallRing* r = rings_[k].load(std::memory_order_acquire);
+    if (r == nullptr) {
+      // Counted before it can be seen: a consumer that finds no ring may skip the heavy
+      // fence when it parks (lane.h, C3).
+      ring_count_.fetch_add(1, std::memory_order_seq_cst);
+      auto made = std::make_unique<CallRing>(k, published_[k].value);
+      if (rings_[k].compare_exchange_strong(r, made.get(), std::memory_order_acq_rel)) {
+        r = made.release();
+      } else {
+        ring_count_.fetch_sub(1, std::memory_order_relaxed);  // another thread's ring is there
+      }
+    }
+    if (r->try_lease()) return r;
+  }
+  return nullptr;
+}
+
+bool Inbox::anything_queued() noexcept {
+  if (mailbox_.maybe_nonempty()) return true;
+  if (!has_rings_) return false;
+  for (size_t s = 0; s < kLaneRings; ++s) {
+    if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
+  }
+  return false;
+}
+
+bool Inbox::try_pop(Work& w) {
+  if (!has_rings_) return pop_shared(w);
+  size_t s = current_;
+  size_t empty = 0;  // sources found empty in a row
+  for (size_t hops = 0; hops < 4 * kLaneSources && empty < kLaneSources; ++hops) {
+    size_t blocked = kLaneSources;
+    if (pop_source(s, w, blocked)) {
+      if (++batch_ == kBatch) {
+        batch_ = 0;
+        current_ = next_source(s);
+      } else {
+        current_ = s;
+      }
+      return true;
+    }
+    batch_ = 0;
+    if (blocked != kLaneSources) {  // the entry waits for another source: drain that one
+      s = blocked;
+      empty = 0;
+    } else {
+      s = next_source(s);
+      ++empty;
+    }
+  }
+  current_ = s;
+  return false;
+}
+
+bool Inbox::pop_source(size_t s, Work& w, size_t& blocked) {
+  return s == kMailboxSource ? pop_mailbox(w, blocked) : pop_ring(s, w, blocked);
+}
+
+bool Inbox::pop_shared(Work& w) {
+  while (mailbox_.maybe_nonempty()) {
+    Call* c;
+    {
+      Mailbox::ConsumerToken token(mailbox_);
+      MailboxNode* n = mailbox_.pop(token);
+      if (n == nullptr) return false;  // a push is half linked: the caller retries
+      c = static_cast<Call*>(n);
+      if (!c->claimed_) {
+        w.call = c;
+        w.target = nullptr;
+        return true;
+      }
+    }
+    c->unref();  // claimed: its canceller finishes it
+  }
+  return false;
+}
+
+bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
+  while (mailbox_.maybe_nonempty()) {
+    Call* c;
+    {
+      Mailbox::ConsumerToken token(mailbox_);
+      MailboxNode* n = mailbox_.peek(token);
+      if (n == nullptr) return false;
+      const size_t waits_on = first_unreached(n->marks, consumed_, kMailboxSource);
+      if (waits_on != kLaneSources) {
+        blocked = waits_on;
+        return false;
+      }
+      if (mailbox_.pop(token) == nullptr) return false;  // half linked: retried soon
+      ++consumed_[kMailboxSource];
+      c = static_cast<Call*>(n);
+      if (!c->claimed_) {
+        w.call = c;
+        w.target = nullptr;
+        return true;
+      }
+    }
+    c->unref();  // claimed: its canceller finishes it
+  }
+  return false;
+}
+
+bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
+  CallRing* r = rings_[s].load(std::memory_order_acquire);
+  if (r == nullptr) return false;
+  while (RingEntry* e = r->peek()) {
+    if (e->kind() == RingEntry::kMarks) {
+      const size_t waits_on = first_unreached(e->marks(), consumed_, s);
+      if (waits_on != kLaneSources) {
+        blocked = waits_on;
+        return false;
+      }
+      step_ring(*r);
+      continue;
+    }
+    step_ring(*r);
+    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
+    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
+    w.call = nullptr;
+    w.target = fast_target(*e);
+    w.fast = fast_call(*e, word0);
+    return true;
+  }
+  return false;
+}
+
+bool Inbox::drain_ring(Lane& lane) noexcept {
+  const size_t s = current_;
+  if (s >= kLaneRings) return false;
+  CallRing* r = rings_[s].load(std::memory_order_acquire);
+  if (r == nullptr) return false;
+  if (caught_up_) build_up(*r);
+  uint32_t ran = 0;
+  caught_up_ = false;
+  while (ran < kBatch) {
+    RingEntry* e = r->peek();
+    if (e == nullptr) {
+      caught_up_ = true;
+      if (work_elsewhere(s)) {  // emptied: the others' turn now, not after a full batch
+        current_ = next_source(s);
+        batch_ = 0;
+      }
+      break;
+    }
+    if (e->kind() == RingEntry::kMarks) {
+      if (first_unreached(e->marks(), consumed_, s) != kLaneSources) break;  // try_pop drains that source
+      step_ring(*r);
+      continue;
+    }
+    step_ring(*r);
+    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
+    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
+    ++ran;
+    fast_target(*e)->run_fast(lane, fast_call(*e, word0));
+  }
+  if (ran == kBatch) {  // the others' turn
+    current_ = next_source(s);
+    batch_ = 0;
+  }
+  return ran != 0;
+}
+
+void Inbox::build_up(CallRing& r) noexcept {
+  uint64_t n = r.unread_count();
+  for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
+    const int pauses = turn == 0 ? kBuildUpShortPauses : kBuildUpPauses;
+    for (int i = 0; i < pauses; ++i) cpu_relax();
+    const uint64_t more = r.unread_count();
+    if (more == n || work_elsewhere(r.source())) return;  // the producer paused, or others wait
+    n = more;
+  }
+}
+
+bool Inbox::work_elsewhere(size_t s) noexcept {
+  if (mailbox_.maybe_nonempty()) return true;
+  const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
+  for (size_t k = 0; k < rings; ++k) {
+    if (k != s && published_[k].value.load(std::memory_order_acquire) != consumed_[k]) return true;
+  }
+  return false;
+}
+
+void Inbox::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
+  // A canceller may have claimed the entry: wait until it is done, so its claim is
+  // visible, and recycle the block only once it no longer walks there.
+  Mailbox::ConsumerToken token(mailbox_);
+  if (left != nullptr) ring.recycle(left);
+}
+
+// pred(owner): whether the queued call of that owner is cancelled.
+template <class Pred>
+size_t Inbox::cancel_queued_if(Pred pred) {
+  std::vector<Call*> calls;  // claimed in the mailbox: a second reference each
+  std::vector<std::pair<FastTarget*, FastCall>> fast;
+  // Whatever was claimed is cancelled, even if a vector cannot grow midway.
+  struct Finish {
+    std::vector<Call*>& calls;
+    std::vector<std::pair<FastTarget*, FastCall>>& fast;
+    ~Finish() {  // outside the token: cancel() runs user drops
+      for (Call* c : calls) {
+        c->cancel();
+        c->unref();
+      }
+      for (auto& [target, call] : fast) target->cancel_fast(call);
+    }
+  } finish{calls, fast};
+  {
+    Mailbox::ConsumerToken token(mailbox_);
+    mailbox_.for_each_queued(token, [&](MailboxNode* n) {
+      auto* c = static_cast<Call*>(n);
+      if (!c->claimed_ && pred(c->owner())) {
+        calls.push_back(c);
+        c->claimed_ = true;
+        c->add_ref();
+      }
+    });
+    if (has_rings_ && ring_count_.load(std::memory_order_acquire) != 0) {
+      struct Cancelling {
+        std::atomic<bool>& flag;
+        ~Cancelling() { flag.store(false, std::memory_order_release); }
+      } cancelling{cancelling_};
+      cancelling_.store(true, std::memory_order_relaxed);
+      heavy_fence();  // pairs with step_ring's light_fence: the consumer's position is final
+      for (std::atomic<CallRing*>& slot : rings_) {
+        CallRing* r = slot.load(std::memory_order_acquire);
+        if (r == nullptr) continue;
+        r->for_each_queued([&](RingEntry& e) {
+          const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
+          if (word0 == 0 || e.kind() != RingEntry::kFast) return;
+          FastTarget* target = fast_target(e);
+          if (!pred(target->fast_owner())) return;
+          fast.emplace_back(target, fast_call(e, word0));
+          e.word0.store(0, std::memory_order_release);  // claimed: the consumer steps over it
+        });
+      }
+    }
+  }
+  return calls.size() + fast.size();
+}
+
+size_t Inbox::cancel_queued_of(const void* owner) {
+  return cancel_queued_if([owner](const void* o) { return o == owner; });
+}
+
+size_t Inbox::cancel_all_queued() {
+  return cancel_queued_if([](const void*) { return true; });
+}
+
+}  // namespace tether
+// ==== core/lane.cpp ====
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "tether/tether.h"
+
+namespace tether {
+namespace {
+
+uint64_t current_tid() noexcept { return platform::current_thread_id(); }
+
+std::atomic<uint64_t> g_next_lane_id{1};
 
 }  // namespace
 
@@ -4841,6 +5249,7 @@ Lane::Lane(Options options)
     : options_(std::move(options)),
       id_(g_next_lane_id.fetch_add(1, std::memory_order_relaxed)),
       has_rings_(options_.threads <= 1),
+      inbox_(has_rings_),
       open_(!options_.gated),
       idle_budget_ns_(options_.idle_spin_ns),
       presence_(has_rings_ ? LanePresence::acquire() : nullptr) {}
@@ -4850,37 +5259,8 @@ bool Lane::is_inside() const noexcept {
 }
 
 Lane::~Lane() {
-  cancel_everything();
-  for (std::atomic<CallRing*>& r : rings_) delete r.load(std::memory_order_acquire);
+  inbox_.cancel_everything();
   if (presence_ != nullptr) LanePresence::release(presence_);
-}
-
-void Lane::cancel_everything() noexcept {
-  // Only a manual lane nobody ran (or drained) can still hold calls here.
-  std::vector<Call*> left;
-  {
-    Mailbox::ConsumerToken token(mailbox_);
-    while (MailboxNode* n = mailbox_.pop(token)) left.push_back(static_cast<Call*>(n));
-  }
-  for (Call* c : left) {
-    if (!c->claimed_) c->cancel();
-    c->unref();
-  }
-  for (std::atomic<CallRing*>& slot : rings_) {
-    CallRing* r = slot.load(std::memory_order_acquire);
-    if (r == nullptr) continue;
-    r->for_each_queued([](RingEntry& e) {
-      const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
-      if (word0 == 0) return;
-      if (e.kind() == RingEntry::kCall) {
-        auto* c = reinterpret_cast<Call*>(word0);
-        c->cancel();
-        c->unref();
-      } else if (e.kind() == RingEntry::kFast) {
-        fast_target(e)->cancel_fast(fast_call(e, word0));
-      }
-    });
-  }
 }
 
 void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
@@ -4895,53 +5275,15 @@ void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
   }
 }
 
-SourceMarks Lane::read_marks() const noexcept {
-  SourceMarks m;
-  for (size_t s = 0; s < kLaneSources; ++s) {
-    m[s] = static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
-  }
-  return m;
-}
-
 void Lane::push(Call* c) noexcept {
-  if (has_rings_) {
-    // Under push_mutex_, the mailbox's count follows its order: a ring entry that saw
-    // count n waits for exactly the first n nodes.
-    std::lock_guard lock(push_mutex_);
-    c->marks = read_marks();
-    mailbox_.push(c);
-    std::atomic<uint64_t>& count = published_[kMailboxSource].value;
-    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  } else {
-    mailbox_.push(c);
-  }
+  inbox_.push(c);
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
   // A closed manual lane has nobody to run it: what reaches it is cancelled. Either
   // close()'s caller cancels after its seq_cst store of closed_ and sees c, or this load
   // (after the push's seq_cst exchange) sees closed_ and cancels c here.
   if (options_.threads == 0 && closed_.load(std::memory_order_seq_cst)) [[unlikely]] {
-    (void)cancel_queued([](const Call&) { return true; });
+    (void)inbox_.cancel_all_queued();
   }
-}
-
-CallRing* Lane::lease_ring() {
-  if (!has_rings_) return nullptr;
-  for (size_t k = 0; k < kLaneRings; ++k) {
-    CallRing* r = rings_[k].load(std::memory_order_acquire);
-    if (r == nullptr) {
-      // Counted before it can be seen: a consumer that finds no ring may skip the heavy
-      // fence when it parks (see next()).
-      ring_count_.fetch_add(1, std::memory_order_seq_cst);
-      auto made = std::make_unique<CallRing>(k, published_[k].value);
-      if (rings_[k].compare_exchange_strong(r, made.get(), std::memory_order_acq_rel)) {
-        r = made.release();
-      } else {
-        ring_count_.fetch_sub(1, std::memory_order_relaxed);  // another thread's ring is there
-      }
-    }
-    if (r->try_lease()) return r;
-  }
-  return nullptr;
 }
 
 void Lane::wake_one() noexcept {
@@ -4984,203 +5326,12 @@ void Lane::close() {
   cv_.notify_all();
 }
 
-bool Lane::anything_queued() noexcept {
-  if (mailbox_.maybe_nonempty()) return true;
-  if (!has_rings_) return false;
-  for (size_t s = 0; s < kLaneRings; ++s) {
-    if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
-  }
-  return false;
-}
-
-bool Lane::work_ready() noexcept { return open_.load(std::memory_order_acquire) && anything_queued(); }
-
-bool Lane::try_pop(Work& w) {
-  if (!open_.load(std::memory_order_acquire)) return false;
-  if (!has_rings_) return pop_shared(w);
-  size_t s = current_;
-  size_t empty = 0;  // sources found empty in a row
-  for (size_t hops = 0; hops < 4 * kLaneSources && empty < kLaneSources; ++hops) {
-    size_t blocked = kLaneSources;
-    if (pop_source(s, w, blocked)) {
-      if (++batch_ == kBatch) {
-        batch_ = 0;
-        current_ = next_source(s);
-      } else {
-        current_ = s;
-      }
-      return true;
-    }
-    batch_ = 0;
-    if (blocked != kLaneSources) {  // the entry waits for another source: drain that one
-      s = blocked;
-      empty = 0;
-    } else {
-      s = next_source(s);
-      ++empty;
-    }
-  }
-  current_ = s;
-  return false;
-}
-
-bool Lane::pop_source(size_t s, Work& w, size_t& blocked) {
-  return s == kMailboxSource ? pop_mailbox(w, blocked) : pop_ring(s, w, blocked);
-}
-
-bool Lane::pop_shared(Work& w) {
-  while (mailbox_.maybe_nonempty()) {
-    Call* c;
-    {
-      Mailbox::ConsumerToken token(mailbox_);
-      MailboxNode* n = mailbox_.pop(token);
-      if (n == nullptr) return false;  // a push is half linked: the caller retries
-      c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
-    }
-    c->unref();  // claimed: its canceller finishes it
-  }
-  return false;
-}
-
-bool Lane::pop_mailbox(Work& w, size_t& blocked) {
-  while (mailbox_.maybe_nonempty()) {
-    Call* c;
-    {
-      Mailbox::ConsumerToken token(mailbox_);
-      MailboxNode* n = mailbox_.peek(token);
-      if (n == nullptr) return false;
-      const size_t waits_on = first_unreached(n->marks, consumed_, kMailboxSource);
-      if (waits_on != kLaneSources) {
-        blocked = waits_on;
-        return false;
-      }
-      if (mailbox_.pop(token) == nullptr) return false;  // half linked: retried soon
-      ++consumed_[kMailboxSource];
-      c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
-    }
-    c->unref();  // claimed: its canceller finishes it
-  }
-  return false;
-}
-
-bool Lane::pop_ring(size_t s, Work& w, size_t& blocked) {
-  CallRing* r = rings_[s].load(std::memory_order_acquire);
-  if (r == nullptr) return false;
-  while (RingEntry* e = r->peek()) {
-    const uintptr_t word3 = e->word3;
-    const auto kind = static_cast<RingEntry::Kind>(word3 & RingEntry::kKindMask);
-    if (kind == RingEntry::kMarks) {
-      const size_t waits_on = first_unreached(e->marks(), consumed_, s);
-      if (waits_on != kLaneSources) {
-        blocked = waits_on;
-        return false;
-      }
-      step_ring(*r);
-      continue;
-    }
-    step_ring(*r);
-    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
-    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-    if (kind == RingEntry::kCall) {
-      w.call = reinterpret_cast<Call*>(word0);
-      w.target = nullptr;
-    } else {
-      w.call = nullptr;
-      w.target = fast_target(*e);
-      w.fast = fast_call(*e, word0);
-    }
-    return true;
-  }
-  return false;
-}
-
-bool Lane::drain_ring() noexcept {
-  const size_t s = current_;
-  if (s >= kLaneRings) return false;
-  CallRing* r = rings_[s].load(std::memory_order_acquire);
-  if (r == nullptr || !open_.load(std::memory_order_acquire)) return false;
-  if (caught_up_) build_up(*r);
-  uint32_t ran = 0;
-  caught_up_ = false;
-  while (ran < kBatch) {
-    RingEntry* e = r->peek();
-    if (e == nullptr) {
-      caught_up_ = true;
-      if (work_elsewhere(s)) {  // emptied: the others' turn now, not after a full batch
-        current_ = next_source(s);
-        batch_ = 0;
-      }
-      break;
-    }
-    const uintptr_t word3 = e->word3;
-    const uintptr_t kind = word3 & RingEntry::kKindMask;
-    if (kind == RingEntry::kMarks) {
-      if (first_unreached(e->marks(), consumed_, s) != kLaneSources) break;  // next() drains that source
-      step_ring(*r);
-      continue;
-    }
-    step_ring(*r);
-    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
-    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-    ++ran;
-    if (kind == RingEntry::kFast) {
-      fast_target(*e)->run_fast(*this, fast_call(*e, word0));
-    } else {
-      auto* c = reinterpret_cast<Call*>(word0);
-      c->run(*this);
-      c->unref();
-    }
-  }
-  if (ran == kBatch) {  // the others' turn
-    current_ = next_source(s);
-    batch_ = 0;
-  }
-  return ran != 0;
-}
-
-void Lane::build_up(CallRing& r) noexcept {
-  uint64_t n = r.unread_count();
-  for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
-    const int pauses = turn == 0 ? kBuildUpShortPauses : kBuildUpPauses;
-    for (int i = 0; i < pauses; ++i) cpu_relax();
-    const uint64_t more = r.unread_count();
-    if (more == n || work_elsewhere(r.source())) return;  // the producer paused, or others wait
-    n = more;
-  }
-}
-
-bool Lane::work_elsewhere(size_t s) noexcept {
-  if (mailbox_.maybe_nonempty()) return true;
-  const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
-  for (size_t k = 0; k < rings; ++k) {
-    if (k != s && published_[k].value.load(std::memory_order_acquire) != consumed_[k]) return true;
-  }
-  return false;
-}
-
-void Lane::meet_canceller(CallRing& ring, CallRing::Block* left) noexcept {
-  // A canceller may have claimed the entry: wait until it is done, so its claim is
-  // visible, and recycle the block only once it no longer walks there.
-  Mailbox::ConsumerToken token(mailbox_);
-  if (left != nullptr) ring.recycle(left);
-}
-
 bool Lane::next(Work& w, const Deadline& deadline) {
   // C1..C8 follow the state table in lane.h.
   for (;;) {
     if (try_pop(w)) return true;
     const bool closed = closed_.load(std::memory_order_acquire);
-    if (closed && !anything_queued()) return false;
+    if (closed && !inbox_.anything_queued()) return false;
     if (work_ready()) {  // a producer is between its exchange and its link
       std::this_thread::yield();
       continue;
@@ -5210,7 +5361,7 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
     // ring made after this load counts itself first (lease_ring), and its producers'
     // seq_cst load of sleepers_ then sees ours.
-    if (ring_count_.load(std::memory_order_seq_cst) != 0) {
+    if (inbox_.rings_made() != 0) {
       heavy_fence();
     } else {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
@@ -5248,76 +5399,6 @@ int64_t Lane::idle_spin_budget() noexcept {
   presence_->consumer_at(cpu);
   if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
-}
-
-void Lane::execute(Work& w) noexcept {
-  if (w.call != nullptr) {
-    w.call->run(*this);
-    w.call->unref();
-  } else {
-    w.target->run_fast(*this, w.fast);
-  }
-}
-
-size_t Lane::cancel_queued(const std::function<bool(const Call&)>& pred) {
-  std::vector<Call*> shared;   // claimed in the mailbox: a second reference each
-  std::vector<Call*> owned;    // claimed in a ring: ours
-  std::vector<std::pair<FastTarget*, FastCall>> fast;
-  // Whatever was claimed is cancelled, even if a vector cannot grow midway.
-  struct Finish {
-    std::vector<Call*>& shared;
-    std::vector<Call*>& owned;
-    std::vector<std::pair<FastTarget*, FastCall>>& fast;
-    ~Finish() {  // outside the token: cancel() runs user drops
-      for (Call* c : shared) {
-        c->cancel();
-        c->unref();
-      }
-      for (Call* c : owned) {
-        c->cancel();
-        c->unref();
-      }
-      for (auto& [target, call] : fast) target->cancel_fast(call);
-    }
-  } finish{shared, owned, fast};
-  {
-    Mailbox::ConsumerToken token(mailbox_);
-    mailbox_.for_each_queued(token, [&](MailboxNode* n) {
-      auto* c = static_cast<Call*>(n);
-      if (!c->claimed_ && pred(*c)) {
-        shared.push_back(c);
-        c->claimed_ = true;
-        c->add_ref();
-      }
-    });
-    if (has_rings_ && ring_count_.load(std::memory_order_acquire) != 0) {
-      struct Cancelling {
-        std::atomic<bool>& flag;
-        ~Cancelling() { flag.store(false, std::memory_order_release); }
-      } cancelling{cancelling_};
-      cancelling_.store(true, std::memory_order_relaxed);
-      heavy_fence();  // pairs with step_ring's light_fence: the consumer's position is final
-      for (std::atomic<CallRing*>& slot : rings_) {
-        CallRing* r = slot.load(std::memory_order_acquire);
-        if (r == nullptr) continue;
-        r->for_each_queued([&](RingEntry& e) {
-          const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
-          if (word0 == 0 || e.kind() == RingEntry::kMarks) return;
-          if (e.kind() == RingEntry::kCall) {
-            auto* c = reinterpret_cast<Call*>(word0);
-            if (!pred(*c)) return;
-            owned.push_back(c);
-          } else {
-            FastTarget* target = fast_target(e);
-            if (!pred(FastCallView(target->fast_owner()))) return;
-            fast.emplace_back(target, fast_call(e, word0));
-          }
-          e.word0.store(0, std::memory_order_release);  // claimed: the consumer steps over it
-        });
-      }
-    }
-  }
-  return shared.size() + owned.size() + fast.size();
 }
 
 bool Lane::is_owner() const noexcept {

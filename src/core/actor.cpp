@@ -368,9 +368,8 @@ void Actor::start_stop(bool cancel) {
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
   }
   if (cancel_now) {
-    auto mine = [this](const Call& c) { return c.owner() == this; };
-    default_lane_->cancel_queued(mine);
-    for (Group& g : groups_) g.lane->cancel_queued(mine);
+    default_lane_->cancel_queued_of(this);
+    for (Group& g : groups_) g.lane->cancel_queued_of(this);
     // Only now are the running methods asked to stop: one that returned at once would
     // otherwise free its lane to start a queued call the cancel had not reached yet.
     cancel_.store(true, std::memory_order_release);

@@ -88,12 +88,6 @@ void CallRing::write_marks() noexcept {
   e.word3 = RingEntry::kMarks;
 }
 
-void CallRing::append_call(Call* c) noexcept {
-  RingEntry& e = next_slot();
-  e.word0.store(reinterpret_cast<uintptr_t>(c), std::memory_order_relaxed);
-  e.word3 = RingEntry::kCall;
-}
-
 void CallRing::enter_read_block() noexcept {
   left_ = read_block_;
   read_block_ = read_block_->next.load(std::memory_order_acquire);

@@ -1,5 +1,5 @@
 // CallRing: the queue of ONE producer thread into a lane with one consumer, leased by that
-// thread for as long as it keeps calling (see Lane::lease_ring). A lane has a few of them
+// thread for as long as it keeps calling (see Inbox::lease_ring). A lane has a few of them
 // beside its shared mailbox, so producers that call often never write a cache line
 // another producer writes, and a call costs no atomic read-modify-write at all.
 //
@@ -16,7 +16,7 @@
 // Thread safety: the producer side is used only by the lease holder; lease changes hands
 // through owner_ (acquire/release), which carries the producer state with it. The consumer
 // side is used only by the lane's single consumer (or, under the lane's consumer token, by
-// a canceller, see Lane::cancel_queued). The consumer publishes the entry it will read
+// a canceller, see inbox.h). The consumer publishes the entry it will read
 // next in position_; entries from there to the published count are still queued.
 // Memory ordering: entries and block links are written before the release store of the
 // count that publishes them, which the consumer reads with acquire.
@@ -31,7 +31,6 @@
 
 namespace tether {
 
-class Call;
 class FastTarget;
 
 // FastCall: a fire-and-forget actor method call carried inline in a ring entry.
@@ -41,13 +40,13 @@ struct FastCall {
   tether_drop_fn drop;
 };
 
-// RingEntry: a fast call, a Call, or marks. word0 is atomic because a canceller claims
-// a queued call by storing 0 there (release) while the consumer may be reading it.
+// RingEntry: a fast call or marks. word0 is atomic because a canceller claims a queued
+// call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
-  enum Kind : uintptr_t { kFast = 0, kCall = 1, kMarks = 2 };
-  static constexpr uintptr_t kKindMask = 3;
+  enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 2-aligned
 
-  std::atomic<uintptr_t> word0;  // kFast: the method; kCall: the Call; kMarks: marks 0-1
+  std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3
   uintptr_t word2;               // kFast: drop; kMarks: mark 4
   uintptr_t word3;               // the kind, or'ed into the FastTarget for kFast
@@ -91,7 +90,7 @@ class CallRing {
   }
   // append_marks: writes a marks entry if read(s), the count of source s now, differs
   // from what the last marks entry said, for the mailbox or any other of the lane's
-  // first `rings` rings (the rings made so far: see Lane::push_fast). Needs a reserved
+  // first `rings` rings (the rings made so far: see Inbox::push_fast). Needs a reserved
   // entry.
   template <class Read>
   void append_marks(Read read, size_t rings) noexcept {
@@ -118,7 +117,6 @@ class CallRing {
     e.word2 = reinterpret_cast<uintptr_t>(call.drop);
     e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
   }
-  void append_call(Call* c) noexcept;
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
@@ -132,7 +130,7 @@ class CallRing {
   // consumed: how many entries the consumer has stepped past.
   [[nodiscard]] uint64_t consumed() const noexcept { return consumed_; }
   // step: moves the consumer past the entry peek() returned and stores the new position
-  // (the Dekker store that pairs with a canceller, see Lane). Returns the block left
+  // (the Dekker store that pairs with a canceller, see inbox.h). Returns the block left
   // behind, if any: the caller recycles it once no canceller can be walking it.
   [[nodiscard]] Block* step() noexcept {
     ++read_pos_;

@@ -150,7 +150,7 @@ void Executor::release_handle(bool wait) {
     if (lane_->is_owner()) {
       lane_->drain_here();
     } else {
-      (void)lane_->cancel_queued([](const Call&) { return true; });
+      (void)lane_->cancel_all_queued();
     }
   }
   drop_user(wait);

@@ -2,11 +2,10 @@
 // an actor group's N threads, or, for a manual executor, whichever thread calls
 // run_manual().
 //
-// Sources: every lane has a mailbox (any Call, from any thread). A lane with ONE consumer
-// (an executor's, a manual one) also has up to kLaneRings rings, each leased by one
-// producer thread for its fire-and-forget calls (lease_ring, push_fast): no atomic
-// read-modify-write per call. The consumer merges the sources in program order as
-// source_marks.h explains, in batches, a source at a time.
+// What is queued, and in what order it is taken, is the lane's Inbox (inbox.h): a
+// mailbox for any Call, and with ONE consumer (an executor's lane, a manual one) the
+// producers' rings for fire-and-forget calls. The lane adds the threads that consume it,
+// the gate (open), the close, and the parking below.
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked). sleepers_ is the consumer's announcement that it may sleep:
@@ -47,89 +46,26 @@
 // waiters, outside the protocol (a stale one costs time, never a wake-up). Several
 // consumers: idle_spin_ns, as set.
 
-// Cancelling queued calls (cancel_queued) reaches every call not yet started while the
-// consumer may be blocked forever in user code. Mailbox: under the consumer token, as
-// every pop. Rings: the consumer steps past an entry (a store of its position), makes a
-// light_fence(), and reads cancelling_; a canceller holds the token, sets cancelling_,
-// makes a heavy_fence(), then reads the consumer's position and claims entries beyond it.
-// Either the canceller sees the step (and leaves that entry alone), or the consumer sees
-// cancelling_ and takes the token before using the entry (and finds it claimed).
-//
-// Thread safety: push/push_fast/open/close/cancel_queued/lease_ring from any thread; the
-// consumer state (marked) only by the lane's consumer: its thread, the thread in
-// run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread holds the
-// lane and its owner alive until it exits; a ring lease holds the lane's owner alive.
+// Thread safety: push/push_fast/open/close/cancel_*/lease_ring from any thread; the
+// consumer state (marked, and the inbox's) only by the lane's consumer: its thread, the
+// thread in run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread
+// holds the lane and its owner alive until it exits; a ring lease holds the lane's owner
+// alive.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "core/asymmetric_fence.h"
-#include "core/call_pool.h"
-#include "core/call_ring.h"
-#include "core/chaos.h"
 #include "core/deadline.h"
-#include "core/mailbox.h"
+#include "core/inbox.h"
 #include "core/spin_policy.h"
 #include "core/thread_group.h"
 
 namespace tether {
-
-class Lane;
-
-// Call: one unit of work on a lane. Owned by the lane until popped; a canceller that
-// claims it holds it (a mailbox canceller, under the consumer token, takes a second
-// reference) while it cancels.
-class Call : public MailboxNode {
- public:
-  explicit Call(const void* owner) noexcept : owner_(owner) {}
-  virtual ~Call() = default;
-
-  // Calls come from the CallPool: a steady stream of them allocates nothing.
-  static void* operator new(size_t size) { return CallPool::allocate(size); }
-  static void operator delete(void* p) noexcept { CallPool::free(p); }
-  Call(const Call&) = delete;
-  Call& operator=(const Call&) = delete;
-
-  // run: executes the work on a lane thread (not called once claimed).
-  virtual void run(Lane& lane) noexcept = 0;
-  // cancel: the work never runs: drop its arg, complete its future CANCELLED.
-  virtual void cancel() noexcept = 0;
-
-  // owner: the actor the call belongs to; null for an executor's own task.
-  [[nodiscard]] const void* owner() const noexcept { return owner_; }
-
- private:
-  friend class Lane;
-  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
-  void unref() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
-
-  const void* owner_;
-  std::atomic<int> refs_{1};
-  bool claimed_ = false;  // guarded by the mailbox's consumer token
-};
-
-// FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
-// its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
-class FastTarget {
- public:
-  // run_fast: runs call on the lane's consumer.
-  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
-  // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
-  virtual void cancel_fast(const FastCall& call) noexcept = 0;
-  // fast_owner: what owner() is for its calls, as cancel_queued's predicate sees them.
-  [[nodiscard]] virtual const void* fast_owner() const noexcept = 0;
-
- protected:
-  ~FastTarget() = default;
-};
 
 class Lane : public std::enable_shared_from_this<Lane> {
  public:
@@ -169,26 +105,13 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
 
-  // lease_ring: a ring for the calling producer thread's fast calls, or null when none is
-  // free (or the lane has several consumers). The caller alone appends to it until
-  // end_lease. Throws std::bad_alloc.
-  [[nodiscard]] CallRing* lease_ring();
-  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  // lease_ring / end_lease: the inbox's (inbox.h).
+  [[nodiscard]] CallRing* lease_ring() { return inbox_.lease_ring(); }
+  static void end_lease(CallRing& ring) noexcept { Inbox::end_lease(ring); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.try_reserve(2)), publishes it and wakes the consumer if it parked.
+  // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    // Only the rings made so far can hold calls that happened before this one: rings are
-    // made in slot order and counted before anyone can see them (lease_ring), and what
-    // made a ring happened before anything published through it. Relaxed suffices: a
-    // call published before this one started carries that count with it.
-    const size_t rings = ring_count_.load(std::memory_order_relaxed);
-    ring.append_marks([this](size_t s) {
-      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
-    }, rings < kLaneRings ? rings : kLaneRings);
-    ring.append_fast(call, &target);
-    ring.publish();
-    chaos_point();
-    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    inbox_.push_fast(ring, call, target);
     if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
   }
 
@@ -197,10 +120,10 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // close: the threads exit once every source is empty (no more pushes may follow).
   void close();
 
-  // cancel_queued: claims every queued call for which pred(call) holds and cancels it
-  // here (args dropped, futures CANCELLED) before returning. A fast call is shown to pred
-  // as a Call whose owner() is its target's fast_owner(). Never waits on user code.
-  size_t cancel_queued(const std::function<bool(const Call&)>& pred);
+  // cancel_queued_of / cancel_all_queued: the inbox's (inbox.h): every queued call of
+  // owner / every queued call is cancelled before it returns; never waits on user code.
+  size_t cancel_queued_of(const void* owner) { return inbox_.cancel_queued_of(owner); }
+  size_t cancel_all_queued() { return inbox_.cancel_all_queued(); }
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -213,62 +136,25 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
  private:
   class Worker;
-  // Work: what the consumer took: a Call, or a fast call and its target.
-  struct Work {
-    Call* call = nullptr;
-    FastTarget* target = nullptr;
-    FastCall fast{};
-  };
-  // A counter on a cache line of its own.
-  struct alignas(64) Counter {
-    std::atomic<uint64_t> value{0};
-  };
+  using Work = Inbox::Work;
 
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
   // idle_spin_budget: how long C1 spins now (publishes where the consumer is).
   int64_t idle_spin_budget() noexcept;
-  // drain_ring: the consumer's hot loop: runs up to a batch of the calls queued in the
-  // ring being drained, straight from its entries. False when it ran none (the caller
-  // takes next(): another source, marks to wait for, or the wait).
-  bool drain_ring() noexcept;
-  void build_up(CallRing& ring) noexcept;   // drain_ring's convoy guard (see lane.cpp)
-  bool work_elsewhere(size_t source) noexcept;  // another source of the lane has calls
-  bool try_pop(Work& w);
-  bool pop_shared(Work& w);                         // several consumers: the mailbox alone
-  bool pop_source(size_t s, Work& w, size_t& blocked);
-  bool pop_mailbox(Work& w, size_t& blocked);
-  bool pop_ring(size_t s, Work& w, size_t& blocked);
-  // step_ring: the consumer steps past the entry it peeked (see cancel_queued).
-  void step_ring(CallRing& ring) noexcept {
-    CallRing::Block* left = ring.step();
-    consumed_[ring.source()] = ring.consumed();
-    light_fence();  // pairs with cancel_queued's heavy_fence
-    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
-      meet_canceller(ring, left);
-    } else if (left != nullptr) [[unlikely]] {
-      ring.recycle(left);
-    }
-  }
-  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
-  void execute(Work& w) noexcept;
+  // try_pop / drain_ring: the inbox's, once the lane is open.
+  bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
+  bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
+  void execute(Work& w) noexcept { Inbox::run(w, *this); }
   void wake_one() noexcept;
   void wake_parked() noexcept;  // wake_one once sleepers_ was seen set
-  bool work_ready() noexcept;
-  bool anything_queued() noexcept;
-  [[nodiscard]] SourceMarks read_marks() const noexcept;
-  void cancel_everything() noexcept;  // the destructor: nobody else is left
+  bool work_ready() noexcept { return open_.load(std::memory_order_acquire) && inbox_.anything_queued(); }
 
   const Options options_;
   const uint64_t id_;
   const bool has_rings_;  // one consumer: rings may be leased
-  Mailbox mailbox_;
-  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
-  Counter published_[kLaneSources];                     // per source
-  std::atomic<CallRing*> rings_[kLaneRings] = {};       // made at their first lease
-  std::atomic<uint32_t> ring_count_{0};                 // rings made
-  alignas(64) std::atomic<bool> cancelling_{false};     // a canceller walks the rings
+  Inbox inbox_;
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
@@ -278,13 +164,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
   std::condition_variable cv_;
 
   // Consumer state (see Thread safety).
-  alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
-  size_t current_ = 0;                                // the source being drained
-  uint32_t batch_ = 0;                                // taken from it in a row
-  bool caught_up_ = false;                            // drain_ring last emptied its ring
-  int64_t idle_budget_ns_;                            // C1's adaptive budget (one consumer)
-  uint32_t idle_spins_ = 0;                           // C1's spins, for the probes
-  LanePresence* const presence_;                      // one consumer: see "How long C1 spins"
+  alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget (one consumer)
+  uint32_t idle_spins_ = 0;              // C1's spins, for the probes
+  LanePresence* const presence_;         // one consumer: see "How long C1 spins"
 };
 
 }  // namespace tether

@@ -9,7 +9,7 @@
 // (ConsumerToken). Memory ordering: push publishes a node with a release store of its
 // predecessor's next; the consumer reads next with acquire. The token's acquire/release
 // orders everything consumers and cancellers do to nodes still queued. (A lane with rings
-// serialises its pushes under its own push_mutex_ to keep the ordering marks: lane.h.)
+// serialises its pushes under its own push_mutex_ to keep the ordering marks: inbox.h.)
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,234 @@
+// Inbox: the calls queued for a lane, and how its consumer takes them. A Lane (lane.h)
+// owns one and adds the threads and the parking; everything about the queue itself is
+// here: the sources, the order between them, the claim protocol of cancellers.
+//
+// Sources. Every inbox has a mailbox (mailbox.h): any Call, from any thread. An inbox
+// with ONE consumer (an executor's lane, a manual one) also has up to kLaneRings rings
+// (call_ring.h), each leased by one producer thread for its fire-and-forget calls: a call
+// through a ring costs no atomic read-modify-write. An inbox with several consumers (an
+// actor group of N threads) has the mailbox alone.
+//
+// Invariants (who may touch what):
+//   - Producers: push from any thread. A ring's producer side only by its lease holder
+//     (lease_ring to CallRing::end_lease; the lease carries the producer state with it).
+//   - The consumer state (consumed_, current_, batch_, caught_up_, the rings' consumer
+//     sides) only by the lane's one consumer: its thread, the thread in run_manual or
+//     drain_here, or the destructor. With several consumers there is no consumer state:
+//     each pop is under the mailbox's consumer token.
+//   - A Call is owned by the inbox from push until popped (then by whoever runs it). A
+//     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
+//     finishes it; the consumer then steps over it.
+//   - Rings are made at their first lease and live as long as the inbox; ring_count_
+//     counts them BEFORE one can be seen (rings_[k] is set after the increment).
+//
+// What orders what:
+//   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
+//     reads the marks, pushes and bumps the mailbox's published count under push_mutex_,
+//     so the count follows the mailbox's order: a ring entry that saw count n waits for
+//     exactly the first n nodes. A ring entry's marks are the other sources' counts read
+//     before it was appended (push_fast).
+//   - Within a ring: entries and block links are written before the release store of
+//     the ring's published count; the consumer reads it with acquire (call_ring.h).
+//   - Within the mailbox: its push exchange is seq_cst and its link a release store
+//     (mailbox.h); the token's acquire/release orders what consumers and cancellers do.
+//
+// Which fence pairs with which:
+//   - push_fast's light_fence (after publishing) pairs with the heavy_fence a consumer
+//     makes before it parks (lane.h's wait protocol, P1/C3): the Lane reads sleepers_
+//     right after push_fast returns.
+//   - Claims in rings: the consumer steps past an entry (a release store of its
+//     position), makes a light_fence() and reads cancelling_; a canceller holds the token,
+//     sets cancelling_, makes a heavy_fence(), then reads the consumer's position and
+//     claims entries beyond it. Either the canceller sees the step (and leaves that entry
+//     alone), or the consumer sees cancelling_ and takes the token before it uses the
+//     entry (meet_canceller; and finds it claimed).
+//
+// Cancelling (cancel_queued_of, cancel_all_queued) reaches every call not yet started
+// even while the consumer is blocked forever in user code: nothing of it waits on the
+// consumer.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "core/asymmetric_fence.h"
+#include "core/call_pool.h"
+#include "core/call_ring.h"
+#include "core/chaos.h"
+#include "core/mailbox.h"
+#include "core/source_marks.h"
+
+namespace tether {
+
+class Lane;
+
+// Call: one unit of work on a lane. Owned by the inbox until popped; a canceller that
+// claims it holds it (a mailbox canceller, under the consumer token, takes a second
+// reference) while it cancels.
+class Call : public MailboxNode {
+ public:
+  explicit Call(const void* owner) noexcept : owner_(owner) {}
+  virtual ~Call() = default;
+
+  // Calls come from the CallPool: a steady stream of them allocates nothing.
+  static void* operator new(size_t size) { return CallPool::allocate(size); }
+  static void operator delete(void* p) noexcept { CallPool::free(p); }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  // run: executes the work on a lane thread (not called once claimed).
+  virtual void run(Lane& lane) noexcept = 0;
+  // cancel: the work never runs: drop its arg, complete its future CANCELLED.
+  virtual void cancel() noexcept = 0;
+
+  // owner: the actor the call belongs to; null for an executor's own task.
+  [[nodiscard]] const void* owner() const noexcept { return owner_; }
+
+ private:
+  friend class Inbox;
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void unref() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  const void* owner_;
+  std::atomic<int> refs_{1};
+  bool claimed_ = false;  // guarded by the mailbox's consumer token
+};
+
+// FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
+// its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
+class FastTarget {
+ public:
+  // run_fast: runs call on the lane's consumer.
+  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
+  // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
+  virtual void cancel_fast(const FastCall& call) noexcept = 0;
+  // fast_owner: the owner() its calls would have as Calls (cancel_queued_of compares it).
+  [[nodiscard]] virtual const void* fast_owner() const noexcept = 0;
+
+ protected:
+  ~FastTarget() = default;
+};
+
+class Inbox {
+ public:
+  // Work: what the consumer took: a Call, or a fast call and its target.
+  struct Work {
+    Call* call = nullptr;
+    FastTarget* target = nullptr;
+    FastCall fast{};
+  };
+
+  // one_consumer: rings may be leased (and the consumer state is used).
+  explicit Inbox(bool one_consumer) noexcept : has_rings_(one_consumer) {}
+  ~Inbox();  // frees the rings; cancel_everything() must have run
+  Inbox(const Inbox&) = delete;
+  Inbox& operator=(const Inbox&) = delete;
+
+  [[nodiscard]] bool has_rings() const noexcept { return has_rings_; }
+
+  // ---- producers ----
+  // push: queues c in the mailbox (the inbox owns it from now on). Its exchange is
+  // seq_cst: the caller may read the consumer's announcement right after (P2).
+  void push(Call* c) noexcept;
+  // lease_ring: a ring for the calling producer thread's fast calls, or null when none is
+  // free (or there are several consumers). The caller alone appends to it until
+  // end_lease. Throws std::bad_alloc.
+  [[nodiscard]] CallRing* lease_ring();
+  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  // push_fast: appends call for target to the leased ring (room reserved beforehand with
+  // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    // Only the rings made so far can hold calls that happened before this one: rings are
+    // made in slot order and counted before anyone can see them (lease_ring), and what
+    // made a ring happened before anything published through it. Relaxed suffices: a
+    // call published before this one started carries that count with it.
+    const size_t rings = ring_count_.load(std::memory_order_relaxed);
+    ring.append_marks([this](size_t s) {
+      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
+    }, rings < kLaneRings ? rings : kLaneRings);
+    ring.append_fast(call, &target);
+    ring.publish();
+    chaos_point();
+    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+  }
+  // rings_made: how many rings exist (seq_cst: a consumer about to park decides on it
+  // whether producers publish with light fences, see lane.h's C3).
+  [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
+
+  // ---- the consumer ----
+  // anything_queued: a call is queued or being pushed.
+  [[nodiscard]] bool anything_queued() noexcept;
+  // try_pop: the next call in program order across the sources; false when none is
+  // ready now (empty, or a push half linked: retry).
+  [[nodiscard]] bool try_pop(Work& w);
+  // drain_ring: the consumer's hot loop: runs on lane up to a batch of the calls queued in
+  // the ring being drained, straight from its entries. False when it ran none (the caller
+  // takes try_pop: another source, marks to wait for, or the wait).
+  bool drain_ring(Lane& lane) noexcept;
+  // run: runs what try_pop took, on lane, and lets it go.
+  static void run(Work& w, Lane& lane) noexcept {
+    if (w.call != nullptr) {
+      w.call->run(lane);
+      w.call->unref();
+    } else {
+      w.target->run_fast(lane, w.fast);
+    }
+  }
+
+  // ---- cancellers (any thread) ----
+  // cancel_queued_of / cancel_all_queued: claims every queued call of owner (a Call's
+  // owner(), a fast call's target's fast_owner()) / every queued call, and cancels it here
+  // (args dropped, futures CANCELLED) before returning. Never waits on user code.
+  size_t cancel_queued_of(const void* owner);
+  size_t cancel_all_queued();
+  // cancel_everything: the owner's end: nobody else is left (no producer, no consumer).
+  void cancel_everything() noexcept;
+
+ private:
+  // A counter on a cache line of its own.
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> value{0};
+  };
+
+  template <class Pred>
+  size_t cancel_queued_if(Pred pred);
+  bool pop_shared(Work& w);  // several consumers: the mailbox alone
+  bool pop_source(size_t s, Work& w, size_t& blocked);
+  bool pop_mailbox(Work& w, size_t& blocked);
+  bool pop_ring(size_t s, Work& w, size_t& blocked);
+  // step_ring: the consumer steps past the entry it peeked (see "Claims in rings").
+  void step_ring(CallRing& ring) noexcept {
+    CallRing::Block* left = ring.step();
+    consumed_[ring.source()] = ring.consumed();
+    light_fence();  // pairs with cancel_queued_if's heavy_fence
+    if (cancelling_.load(std::memory_order_acquire)) [[unlikely]] {
+      meet_canceller(ring, left);
+    } else if (left != nullptr) [[unlikely]] {
+      ring.recycle(left);
+    }
+  }
+  void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
+  void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
+  bool work_elsewhere(size_t source) noexcept;  // another source has calls
+  [[nodiscard]] SourceMarks read_marks() const noexcept;
+
+  const bool has_rings_;
+  Mailbox mailbox_;
+  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
+  Counter published_[kLaneSources];                  // per source
+  std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
+  std::atomic<uint32_t> ring_count_{0};              // rings made
+  alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
+
+  // Consumer state (see Invariants).
+  alignas(64) uint64_t consumed_[kLaneSources] = {};  // per source
+  size_t current_ = 0;                                // the source being drained
+  uint32_t batch_ = 0;                                // taken from it in a row
+  bool caught_up_ = false;                            // drain_ring last emptied its ring
+};
+
+}  // namespace tether
