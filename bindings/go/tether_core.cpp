@@ -267,60 +267,73 @@ class CallLedger {
 #include <memory>
 #include <string>
 
-// ---- core/lane.h ----
-// Lane: the queues in front of a set of threads that run them — an executor's one thread,
-// an actor group's N threads, or, for a manual executor, whichever thread calls
-// run_manual().
-//
-// What is queued, and in what order it is taken, is the lane's Inbox (inbox.h): a
-// mailbox for any Call, and with ONE consumer (an executor's lane, a manual one) the
-// producers' rings for fire-and-forget calls. The lane adds the threads that consume it,
-// the gate (open), the close, and the parking below.
+// ---- core/pinned_lane.h ----
+// PinnedLane: a lane with ONE consumer: an executor's thread, a group of one thread, or a
+// manual executor's owner (the thread in run_manual). Only this kind has the producers'
+// rings (lease_ring, push_fast: fire-and-forget calls without an atomic read-modify-write)
+// and publishes where its consumer runs (presence).
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
-// other side really parked). sleepers_ is the consumer's announcement that it may sleep:
-// with one consumer a flag (0 awake, 1 announced), with several a count of announcers.
+// other side really parked). sleepers_ is a flag: 0 awake, 1 the consumer announced that
+// it may sleep.
 //
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
-//   C2 announce: sleepers_ = 1 (or +1)          exchange; ring: release store of its
+//   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
 //   C3 full fence (heavy_fence if rings)        count, then light_fence)
 //   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
-//   C5 work or closed?  -> no wait, go to C8 P3 one consumer: seq_cst fence, then
-//   C6 one consumer: sleepers_ == 0?            exchange(sleepers_, 0); it was 0: done
-//      -> no wait, go to C8                  P4 lock and unlock mutex_, notify_one
-//   C7 cv_.wait (unlocks atomically)
-//   C8 sleepers_ = 0 (or -1); back to C1, which pops first
+//   C5 work or closed?  -> no wait, go to C8 P3 seq_cst fence, then exchange(sleepers_,
+//   C6 sleepers_ == 0?  -> no wait, go to C8    0); it was 0: done
+//   C7 cv_.wait (unlocks atomically)         P4 lock and unlock mutex_, notify_one
+//   C8 sleepers_ = 0; back to C1, which pops first
 //
-// Why no wake-up is lost (one consumer): suppose the consumer waits in C7 while call X
-// is published. Its C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so
-// either C5 saw X (no wait), or X's producer read the announcement in P2 and reaches P3.
-// If its P3 cleared the announcement after C6 read it, its P4 lock comes after C7 unlocked,
-// so the notify reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait.
-// If P3 came before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
+// Why no wake-up is lost: suppose the consumer waits in C7 while call X is published. Its
+// C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C5 saw X (no
+// wait), or X's producer read the announcement in P2 and reaches P3. If its P3 cleared the
+// announcement after C6 read it, its P4 lock comes after C7 unlocked, so the notify
+// reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait. If P3 came
+// before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
 // announcement), P3's fence orders P1 before C2's fence, so C5 saw X. If P3 found 0, the
 // producer that cleared it, or the consumer in C8, is in one of these same cases.
 // C6 is what an earlier version lacked: a delayed producer cleared a fresh announcement
 // and gave its notify before the consumer locked, and the consumer then waited with
 // sleepers_ == 0, so no later producer woke it (the executor stall under Go bursts).
-// Several consumers: P3 is skipped, every producer that sees a count notifies one waiter,
-// and the Dekker pair alone decides (a notified waiter is no longer a waiter, so two
-// notifies reach two threads).
 //
-// How long C1 spins (core/spin_policy.h). One consumer: not at all when the lane's last
-// waiter runs on this CPU (spinning would only delay the thread that will push), else
-// within an adaptive budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns:
-// doubled when work arrives during a spin, halved when the spin times out; every
-// kProbeEvery-th spin is a full one). The consumer
-// publishes its CPU in presence_ at C1 and after C8, and kParked before C2: hints for
-// waiters, outside the protocol (a stale one costs time, never a wake-up). Several
-// consumers: idle_spin_ns, as set.
+// How long C1 spins (core/spin_policy.h): not at all when the lane's last waiter runs on
+// this CPU (spinning would only delay the thread that will push), else within an adaptive
+// budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
+// arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
+// full one). The consumer publishes its CPU in presence_ at C1 and after C8, and kParked
+// before C2: hints for waiters, outside the protocol (a stale one costs time, never a
+// wake-up).
+//
+// Thread safety: as Lane's, plus lease_ring/push_fast by a ring's lease holder, and
+// run_manual/drain_here by the manual lane's owner. The consumer state (idle_budget_ns_,
+// idle_spins_, and the inbox's) only by the one consumer. A ring lease holds the lane's
+// owner alive.
 
-// Thread safety: push/push_fast/open/close/cancel_*/lease_ring from any thread; the
-// consumer state (marked, and the inbox's) only by the lane's consumer: its thread, the
-// thread in run_manual/drain_here, or the destructor. Lifetime: shared; each lane thread
-// holds the lane and its owner alive until it exits; a ring lease holds the lane's owner
-// alive.
+#include <cstdint>
+
+// ---- core/lane.h ----
+// Lane: the queues in front of a set of threads that run them, in two kinds:
+//   - PinnedLane (pinned_lane.h): ONE consumer: an executor's thread, an actor's default
+//     group or any group of one thread, or, for a manual executor, whichever thread calls
+//     run_manual(). It has the producers' rings for fire-and-forget calls, an adaptive
+//     idle spin and a one-consumer wait protocol.
+//   - SharedLane (shared_lane.h): N consumers (an actor group of N > 1 threads): the
+//     mailbox alone, a fixed idle spin and a counting wait protocol.
+// Lane::make picks the kind from Options::threads.
+//
+// What is queued, and in what order it is taken, is the lane's Inbox (inbox.h). This base
+// adds what both kinds share: the threads that consume it, the gate (open), the close,
+// and the producers' side of parking (push, then wake a parked consumer). How a consumer
+// waits, and so how sleepers_ counts and what a wake-up must do, is the kind's: each
+// writes down its wait protocol (C for consumer steps, P for producer steps) beside its
+// code.
+//
+// Thread safety: push/open/close/cancel_* from any thread; the consumer state (the
+// inbox's, and the kind's) only by the lane's consumers. Lifetime: shared; each lane
+// thread holds the lane and its owner alive until it exits.
 
 #include <atomic>
 #include <condition_variable>
@@ -1501,8 +1514,10 @@ class Lane : public std::enable_shared_from_this<Lane> {
     bool gated = false;        // threads start popping only after open()
   };
 
-  explicit Lane(Options options);
-  ~Lane();  // cancels calls still queued (a manual lane nobody ran)
+  // make: a PinnedLane for threads <= 1, else a SharedLane.
+  [[nodiscard]] static std::shared_ptr<Lane> make(Options options);
+
+  virtual ~Lane();  // cancels calls still queued (a manual lane nobody ran)
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;
 
@@ -1521,22 +1536,12 @@ class Lane : public std::enable_shared_from_this<Lane> {
   [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return tid_.load(std::memory_order_acquire); }
 
-  // presence: where the lane's one consumer runs, for waiters on its calls; null with
-  // several consumers. Type-stable (core/spin_policy.h): a waiter may keep it.
-  [[nodiscard]] LanePresence* presence() const noexcept { return presence_; }
+  // presence: where a PinnedLane's consumer runs, for waiters on its calls; null for a
+  // SharedLane. Type-stable (core/spin_policy.h): a waiter may keep it.
+  [[nodiscard]] virtual LanePresence* presence() const noexcept = 0;
 
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
-
-  // lease_ring / end_lease: the inbox's (inbox.h).
-  [[nodiscard]] CallRing* lease_ring() { return inbox_.lease_ring(); }
-  static void end_lease(CallRing& ring) noexcept { Inbox::end_lease(ring); }
-  // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast(ring, call, target);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
-  }
 
   // open: lets a gated lane's threads start popping.
   void open();
@@ -1548,52 +1553,97 @@ class Lane : public std::enable_shared_from_this<Lane> {
   size_t cancel_queued_of(const void* owner) { return inbox_.cancel_queued_of(owner); }
   size_t cancel_all_queued() { return inbox_.cancel_all_queued(); }
 
+  // drain_here: runs what is queued on the calling thread, then returns.
+  void drain_here();
+
+ protected:
+  using Work = Inbox::Work;
+
+  Lane(Options options, bool one_consumer);
+
+  // serve: one lane thread's loop, until the lane is closed and empty.
+  virtual void serve() noexcept = 0;
+  // wake_parked: P3/P4 of the kind's protocol, once a producer saw sleepers_ set (P2).
+  virtual void wake_parked() noexcept = 0;
+
+  // wake_one: P2, after a publication whose fence (or seq_cst exchange) the kind's
+  // protocol pairs with its consumer's announcement.
+  void wake_one() noexcept;
+  // try_pop: the inbox's, once the lane is open.
+  bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
+  void execute(Work& w) noexcept { Inbox::run(w, *this); }
+  bool work_ready() noexcept { return open_.load(std::memory_order_acquire) && inbox_.anything_queued(); }
+  bool closed_relaxed() const noexcept { return closed_.load(std::memory_order_relaxed); }
+  // closed_and_empty: a consumer may leave for good.
+  bool closed_and_empty() noexcept { return closed_.load(std::memory_order_acquire) && !inbox_.anything_queued(); }
+  // consumer_tid_once: the first consumer thread records its OS id (os_thread_id).
+  void consumer_tid_once() noexcept;
+
+  const Options options_;
+  const uint64_t id_;
+  Inbox inbox_;
+  // The consumers' announcement that they may sleep (the kind's protocol says how it
+  // counts); producers read it after publishing, and wake only when it is set.
+  alignas(64) std::atomic<uint32_t> sleepers_{0};
+  std::atomic<bool> open_;
+  std::atomic<bool> closed_{false};
+  std::atomic<uint64_t> tid_{0};  // the first thread's OS id; a manual lane's owner
+  std::mutex mutex_;               // pairs with cv_ for parking only
+  std::condition_variable cv_;
+
+ private:
+  class Worker;
+};
+
+}  // namespace tether
+// ---- end of core/lane.h ----
+
+namespace tether {
+
+class PinnedLane final : public Lane {
+ public:
+  explicit PinnedLane(Options options);  // options.threads <= 1
+  ~PinnedLane() override;
+
+  [[nodiscard]] LanePresence* presence() const noexcept override { return presence_; }
+
+  // lease_ring / end_lease: the inbox's (inbox.h).
+  [[nodiscard]] CallRing* lease_ring() { return inbox_.lease_ring(); }
+  static void end_lease(CallRing& ring) noexcept { Inbox::end_lease(ring); }
+  // push_fast: appends call for target to the leased ring (room reserved beforehand with
+  // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    inbox_.push_fast(ring, call, target);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
+  }
+
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
   // from another thread than the owner or from inside a task of this lane.
   [[nodiscard]] int32_t run_manual(Deadline deadline);
   // is_owner: the calling thread drives this manual lane.
   [[nodiscard]] bool is_owner() const noexcept;
-  // drain_here: runs what is queued on the calling thread, then returns.
-  void drain_here();
 
  private:
-  class Worker;
-  using Work = Inbox::Work;
-
+  void serve() noexcept override;
+  void wake_parked() noexcept override;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
   // idle_spin_budget: how long C1 spins now (publishes where the consumer is).
   int64_t idle_spin_budget() noexcept;
-  // try_pop / drain_ring: the inbox's, once the lane is open.
-  bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
-  void execute(Work& w) noexcept { Inbox::run(w, *this); }
-  void wake_one() noexcept;
-  void wake_parked() noexcept;  // wake_one once sleepers_ was seen set
-  bool work_ready() noexcept { return open_.load(std::memory_order_acquire) && inbox_.anything_queued(); }
 
-  const Options options_;
-  const uint64_t id_;
-  const bool has_rings_;  // one consumer: rings may be leased
-  Inbox inbox_;
-  alignas(64) std::atomic<uint32_t> sleepers_{0};
-  std::atomic<bool> open_;
-  std::atomic<bool> closed_{false};
-  std::atomic<uint64_t> tid_{0};  // the first thread's gettid(); a manual lane's owner
   std::atomic<bool> running_manual_{false};
-  std::mutex mutex_;               // pairs with cv_ for parking only
-  std::condition_variable cv_;
+  LanePresence* const presence_;  // see "How long C1 spins"
 
   // Consumer state (see Thread safety).
-  alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget (one consumer)
+  alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
-  LanePresence* const presence_;         // one consumer: see "How long C1 spins"
 };
 
 }  // namespace tether
-// ---- end of core/lane.h ----
+// ---- end of core/pinned_lane.h ----
 // ---- core/scope.h ----
 // Scope: a set of threads whose first error is caught — the heart of the ThreadRunner,
 // and the state behind every future: an executor task or an actor call is a scope whose
@@ -1925,8 +1975,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  [[nodiscard]] Lane& lane() noexcept { return *lane_; }
-  [[nodiscard]] const std::shared_ptr<Lane>& lane_ptr() const noexcept { return lane_; }
+  [[nodiscard]] PinnedLane& lane() noexcept { return *lane_; }
   [[nodiscard]] CallLedger& ledger() noexcept { return ledger_; }
   [[nodiscard]] const Options& options() const noexcept { return options_; }
 
@@ -1958,7 +2007,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
   const Options options_;
   CallLedger ledger_;
-  std::shared_ptr<Lane> lane_;
+  std::shared_ptr<PinnedLane> lane_;
   const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };
@@ -2337,7 +2386,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   uint64_t handle_ = 0;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
   bool dedicated_ = false;              // executor_ exists for this actor alone
-  Lane* default_lane_ = nullptr;
+  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
   const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
   CallLedger ledger_;
@@ -2625,7 +2674,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       lane.name = o.name + "/" + spec.name;
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
-      actor->groups_.push_back(Group{spec.name, std::make_shared<Lane>(std::move(lane))});
+      actor->groups_.push_back(Group{spec.name, Lane::make(std::move(lane))});
       actor->groups_.back().lane->start(*actor->group_threads_, actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
@@ -2869,14 +2918,14 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
     ledger_.add_tally(&sender->tally);
     return sender;
   } catch (...) {
-    Lane::end_lease(*ring);
+    PinnedLane::end_lease(*ring);
     throw;
   }
 }
 
 void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   ledger_.remove_tally(&sender->tally);  // what it admitted stays counted
-  Lane::end_lease(*sender->ring);
+  PinnedLane::end_lease(*sender->ring);
 }
 
 bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
@@ -4277,7 +4326,7 @@ std::shared_ptr<Executor> Executor::create(Options options) {
   std::shared_ptr<Executor> executor(new Executor(std::move(options)));
   const Options& o = executor->options_;
   Lane::Options lane{o.name, o.manual ? size_t{0} : size_t{1}, o.stack_size, o.cpu, o.idle_spin_ns, false};
-  executor->lane_ = std::make_shared<Lane>(std::move(lane));
+  executor->lane_ = std::make_shared<PinnedLane>(std::move(lane));
   if (!o.manual) {
     try {
       executor->lane_->start(*executor->threads_, executor);
@@ -5205,38 +5254,67 @@ size_t Inbox::cancel_all_queued() {
 }  // namespace tether
 // ==== core/lane.cpp ====
 
-#include <algorithm>
-#include <thread>
 #include <utility>
 
-#include "tether/tether.h"
+// ---- core/shared_lane.h ----
+// SharedLane: a lane with N > 1 consumers (an actor group of N threads). The mailbox alone
+// (no rings: a ring has one consumer), every consumer spins for idle_spin_ns as set.
+//
+// Wait protocol. sleepers_ counts the consumers that announced they may sleep.
+//
+//   consumer (next)                          producer (push, wake_parked)
+//   C1 nothing to pop: spin idle_spin_ns     P1 publish the call (the mailbox's seq_cst
+//   C2 announce: sleepers_ += 1                 exchange)
+//   C3 full fence                            P2 load sleepers_; 0: done, no syscall
+//   C4 lock mutex_                           P4 lock and unlock mutex_, notify_one
+//   C5 work or closed?  -> no wait, go to C8
+//   C7 cv_.wait (unlocks atomically)
+//   C8 sleepers_ -= 1; back to C1, which pops first
+//
+// Why no wake-up is lost: C2 and P1 form a Dekker pair with C3 and P1's seq_cst exchange:
+// either C5 saw the call (no wait), or its producer saw the count in P2 and notifies one
+// waiter after C7 unlocked (P4's lock orders it after C5's check). Every producer that
+// sees a count notifies: a notified waiter is no longer a waiter, so two producers' notifies
+// reach two threads. (The one-consumer protocol's P3 and C6 are not needed: nobody clears
+// another's announcement.)
+
+
+namespace tether {
+
+class SharedLane final : public Lane {
+ public:
+  explicit SharedLane(Options options);  // options.threads > 1
+
+  [[nodiscard]] LanePresence* presence() const noexcept override { return nullptr; }
+
+ private:
+  void serve() noexcept override;
+  void wake_parked() noexcept override;
+  // next: the next work to run, waiting as the wait protocol says; false once the lane is
+  // closed and empty.
+  bool next(Work& w);
+};
+
+}  // namespace tether
+// ---- end of core/shared_lane.h ----
 
 namespace tether {
 namespace {
-
-uint64_t current_tid() noexcept { return platform::current_thread_id(); }
 
 std::atomic<uint64_t> g_next_lane_id{1};
 
 }  // namespace
 
-// Worker: the body of one lane thread.
+// Worker: the body of one lane thread: the kind's loop, as the lane's thread.
 class Lane::Worker : public ThreadBody {
  public:
   Worker(std::shared_ptr<Lane> lane, std::shared_ptr<void> keepalive)
       : lane_(std::move(lane)), keepalive_(std::move(keepalive)) {}
 
   void run() noexcept override {
-    uint64_t none = 0;
-    lane_->tid_.compare_exchange_strong(none, current_tid(), std::memory_order_acq_rel);
+    lane_->consumer_tid_once();
     set_current_thread_owner(lane_.get());
-    const Deadline forever = Deadline::after(-1);
-    Work w;
-    for (;;) {
-      if (lane_->drain_ring()) continue;
-      if (!lane_->next(w, forever)) break;
-      lane_->execute(w);
-    }
+    lane_->serve();
     set_current_thread_owner(nullptr);
   }
 
@@ -5245,22 +5323,26 @@ class Lane::Worker : public ThreadBody {
   std::shared_ptr<void> keepalive_;
 };
 
-Lane::Lane(Options options)
+std::shared_ptr<Lane> Lane::make(Options options) {
+  if (options.threads <= 1) return std::make_shared<PinnedLane>(std::move(options));
+  return std::make_shared<SharedLane>(std::move(options));
+}
+
+Lane::Lane(Options options, bool one_consumer)
     : options_(std::move(options)),
       id_(g_next_lane_id.fetch_add(1, std::memory_order_relaxed)),
-      has_rings_(options_.threads <= 1),
-      inbox_(has_rings_),
-      open_(!options_.gated),
-      idle_budget_ns_(options_.idle_spin_ns),
-      presence_(has_rings_ ? LanePresence::acquire() : nullptr) {}
+      inbox_(one_consumer),
+      open_(!options_.gated) {}
+
+Lane::~Lane() { inbox_.cancel_everything(); }
 
 bool Lane::is_inside() const noexcept {
   return current_thread_owner() == this || current_manual_lane() == id_;
 }
 
-Lane::~Lane() {
-  inbox_.cancel_everything();
-  if (presence_ != nullptr) LanePresence::release(presence_);
+void Lane::consumer_tid_once() noexcept {
+  uint64_t none = 0;
+  tid_.compare_exchange_strong(none, platform::current_thread_id(), std::memory_order_acq_rel);
 }
 
 void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
@@ -5292,23 +5374,6 @@ void Lane::wake_one() noexcept {
   wake_parked();
 }
 
-void Lane::wake_parked() noexcept {
-  // P3 (see the state table in lane.h). One consumer: the first producer to clear the
-  // mark wakes it; the others need not, it is waking (each would pay a lock and a signal
-  // while it does). Several consumers: every push may need a thread of its own.
-  if (has_rings_) {
-    // Pairs with the consumer's fence after C2: a producer whose clear lands before the
-    // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
-    // (the ring side published with only a light fence; this slow path pays the real one).
-    fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
-    chaos_point();
-    if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
-  }
-  chaos_point();
-  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
-  cv_.notify_one();
-}
-
 void Lane::open() {
   {
     std::lock_guard lock(mutex_);
@@ -5326,12 +5391,66 @@ void Lane::close() {
   cv_.notify_all();
 }
 
-bool Lane::next(Work& w, const Deadline& deadline) {
-  // C1..C8 follow the state table in lane.h.
+void Lane::drain_here() {
+  const void* previous = current_thread_owner();
+  set_current_thread_owner(this);
+  Work w;
+  while (try_pop(w)) execute(w);
+  set_current_thread_owner(previous);
+}
+
+}  // namespace tether
+// ==== core/pinned_lane.cpp ====
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "tether/tether.h"
+
+namespace tether {
+
+PinnedLane::PinnedLane(Options options)
+    : Lane(std::move(options), /*one_consumer=*/true),
+      presence_(LanePresence::acquire()),
+      idle_budget_ns_(options_.idle_spin_ns) {}
+
+PinnedLane::~PinnedLane() {
+  // The inbox is cancelled by ~Lane, after this; a waiter may keep the (type-stable)
+  // presence, so releasing it first is safe.
+  LanePresence::release(presence_);
+}
+
+void PinnedLane::serve() noexcept {
+  const Deadline forever = Deadline::after(-1);
+  Work w;
+  for (;;) {
+    if (drain_ring()) continue;
+    if (!next(w, forever)) break;
+    execute(w);
+  }
+}
+
+void PinnedLane::wake_parked() noexcept {
+  // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
+  // the consumer; the others need not, it is waking (each would pay a lock and a signal
+  // while it does).
+  // Pairs with the consumer's fence after C2: a producer whose clear lands before the
+  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+  // (the ring side published with only a light fence; this slow path pays the real one).
+  fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
+  chaos_point();
+  if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
+  cv_.notify_one();
+}
+
+bool PinnedLane::next(Work& w, const Deadline& deadline) {
+  // C1..C8 follow the state table in pinned_lane.h.
   for (;;) {
     if (try_pop(w)) return true;
-    const bool closed = closed_.load(std::memory_order_acquire);
-    if (closed && !inbox_.anything_queued()) return false;
+    if (closed_and_empty()) return false;
     if (work_ready()) {  // a producer is between its exchange and its link
       std::this_thread::yield();
       continue;
@@ -5342,21 +5461,15 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     auto spin_until = Deadline::saturating_after(now, budget);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
     SpinWait spin;  // C1
-    while (!work_ready() && !closed_.load(std::memory_order_relaxed) && Deadline::Clock::now() < spin_until) {
-      spin.once();
-    }
+    while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
     const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
-    if (has_rings_ && budget > 0) {
+    if (budget > 0) {
       idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
                                 : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
     }
     if (arrived) continue;
-    if (presence_ != nullptr) presence_->consumer_parks();
-    if (has_rings_) {  // C2: announce
-      sleepers_.store(1, std::memory_order_seq_cst);  // a waker sets it back to 0 (P3)
-    } else {
-      sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    }
+    presence_->consumer_parks();
+    sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
     // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
     // ring made after this load counts itself first (lease_ring), and its producers'
@@ -5370,11 +5483,11 @@ bool Lane::next(Work& w, const Deadline& deadline) {
     {
       std::unique_lock lock(mutex_);  // C4
       chaos_point();
-      // C5: work or a close since the announcement: do not wait. C6 (one consumer): a
-      // producer cleared the mark, so it owes a notify that may already have been given
-      // (before we locked): waiting now could be for ever. Go round and announce afresh.
+      // C5: work or a close since the announcement: do not wait. C6: a producer cleared
+      // the mark, so it owes a notify that may already have been given (before we
+      // locked): waiting now could be for ever. Go round and announce afresh.
       const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
-                        (!has_rings_ || sleepers_.load(std::memory_order_seq_cst) != 0);
+                        sleepers_.load(std::memory_order_seq_cst) != 0;
       if (wait) {  // C7
         if (deadline.forever()) {
           cv_.wait(lock);
@@ -5384,31 +5497,26 @@ bool Lane::next(Work& w, const Deadline& deadline) {
       }
     }
     // C8: awake; producers need not wake us until we announce again.
-    if (has_rings_) {
-      sleepers_.store(0, std::memory_order_relaxed);
-      presence_->consumer_at(current_cpu());
-    } else {
-      sleepers_.fetch_sub(1, std::memory_order_relaxed);
-    }
+    sleepers_.store(0, std::memory_order_relaxed);
+    presence_->consumer_at(current_cpu());
   }
 }
 
-int64_t Lane::idle_spin_budget() noexcept {
-  if (!has_rings_) return options_.idle_spin_ns;
+int64_t PinnedLane::idle_spin_budget() noexcept {
   const int32_t cpu = current_cpu();
   presence_->consumer_at(cpu);
   if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
-bool Lane::is_owner() const noexcept {
+bool PinnedLane::is_owner() const noexcept {
   const uint64_t owner = tid_.load(std::memory_order_acquire);
-  return owner != 0 && owner == current_tid();
+  return owner != 0 && owner == platform::current_thread_id();
 }
 
-int32_t Lane::run_manual(Deadline deadline) {
+int32_t PinnedLane::run_manual(Deadline deadline) {
   uint64_t none = 0;
-  const uint64_t self = current_tid();
+  const uint64_t self = platform::current_thread_id();
   if (!tid_.compare_exchange_strong(none, self, std::memory_order_acq_rel) && none != self) {
     return TETHER_E_WRONG_STATE;  // another thread drives this executor
   }
@@ -5423,12 +5531,53 @@ int32_t Lane::run_manual(Deadline deadline) {
   return closed_.load(std::memory_order_acquire) ? TETHER_E_SHUTDOWN : TETHER_OK;
 }
 
-void Lane::drain_here() {
-  const void* previous = current_thread_owner();
-  set_current_thread_owner(this);
+}  // namespace tether
+// ==== core/shared_lane.cpp ====
+
+#include <thread>
+#include <utility>
+
+
+namespace tether {
+
+SharedLane::SharedLane(Options options) : Lane(std::move(options), /*one_consumer=*/false) {}
+
+void SharedLane::serve() noexcept {
   Work w;
-  while (try_pop(w)) execute(w);
-  set_current_thread_owner(previous);
+  while (next(w)) execute(w);
+}
+
+void SharedLane::wake_parked() noexcept {
+  // P4 (see the state table in shared_lane.h): every push may need a thread of its own.
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // a consumer is in cv_.wait, or has yet to lock
+  cv_.notify_one();
+}
+
+bool SharedLane::next(Work& w) {
+  // C1..C8 follow the state table in shared_lane.h.
+  for (;;) {
+    if (try_pop(w)) return true;
+    if (closed_and_empty()) return false;
+    if (work_ready()) {  // a producer is between its exchange and its link
+      std::this_thread::yield();
+      continue;
+    }
+    const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
+    SpinWait spin;  // C1
+    while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+    if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);  // C2
+    chaos_point();
+    fence_detail::full_fence();  // C3. mfence: TSan does not model std fences (asymmetric_fence.cpp)
+    chaos_point();
+    {
+      std::unique_lock lock(mutex_);  // C4
+      chaos_point();
+      if (!work_ready() && !closed_.load(std::memory_order_acquire)) cv_.wait(lock);  // C5, C7
+    }
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);  // C8
+  }
 }
 
 }  // namespace tether

@@ -209,7 +209,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       lane.name = o.name + "/" + spec.name;
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
-      actor->groups_.push_back(Group{spec.name, std::make_shared<Lane>(std::move(lane))});
+      actor->groups_.push_back(Group{spec.name, Lane::make(std::move(lane))});
       actor->groups_.back().lane->start(*actor->group_threads_, actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory

@@ -161,7 +161,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   uint64_t handle_ = 0;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
   bool dedicated_ = false;              // executor_ exists for this actor alone
-  Lane* default_lane_ = nullptr;
+  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
   const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
   CallLedger ledger_;

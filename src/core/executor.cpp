@@ -64,7 +64,7 @@ std::shared_ptr<Executor> Executor::create(Options options) {
   std::shared_ptr<Executor> executor(new Executor(std::move(options)));
   const Options& o = executor->options_;
   Lane::Options lane{o.name, o.manual ? size_t{0} : size_t{1}, o.stack_size, o.cpu, o.idle_spin_ns, false};
-  executor->lane_ = std::make_shared<Lane>(std::move(lane));
+  executor->lane_ = std::make_shared<PinnedLane>(std::move(lane));
   if (!o.manual) {
     try {
       executor->lane_->start(*executor->threads_, executor);

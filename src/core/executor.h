@@ -13,7 +13,7 @@
 
 #include "core/call_ledger.h"
 #include "core/deadline.h"
-#include "core/lane.h"
+#include "core/pinned_lane.h"
 #include "core/scope.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
@@ -38,8 +38,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  [[nodiscard]] Lane& lane() noexcept { return *lane_; }
-  [[nodiscard]] const std::shared_ptr<Lane>& lane_ptr() const noexcept { return lane_; }
+  [[nodiscard]] PinnedLane& lane() noexcept { return *lane_; }
   [[nodiscard]] CallLedger& ledger() noexcept { return ledger_; }
   [[nodiscard]] const Options& options() const noexcept { return options_; }
 
@@ -71,7 +70,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
   const Options options_;
   CallLedger ledger_;
-  std::shared_ptr<Lane> lane_;
+  std::shared_ptr<PinnedLane> lane_;
   const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };

@@ -1,0 +1,137 @@
+#include "core/pinned_lane.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "core/asymmetric_fence.h"
+#include "core/chaos.h"
+#include "core/cpu_relax.h"
+#include "core/task.h"
+#include "platform/platform.h"
+#include "tether/tether.h"
+
+namespace tether {
+
+PinnedLane::PinnedLane(Options options)
+    : Lane(std::move(options), /*one_consumer=*/true),
+      presence_(LanePresence::acquire()),
+      idle_budget_ns_(options_.idle_spin_ns) {}
+
+PinnedLane::~PinnedLane() {
+  // The inbox is cancelled by ~Lane, after this; a waiter may keep the (type-stable)
+  // presence, so releasing it first is safe.
+  LanePresence::release(presence_);
+}
+
+void PinnedLane::serve() noexcept {
+  const Deadline forever = Deadline::after(-1);
+  Work w;
+  for (;;) {
+    if (drain_ring()) continue;
+    if (!next(w, forever)) break;
+    execute(w);
+  }
+}
+
+void PinnedLane::wake_parked() noexcept {
+  // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
+  // the consumer; the others need not, it is waking (each would pay a lock and a signal
+  // while it does).
+  // Pairs with the consumer's fence after C2: a producer whose clear lands before the
+  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+  // (the ring side published with only a light fence; this slow path pays the real one).
+  fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
+  chaos_point();
+  if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
+  chaos_point();
+  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
+  cv_.notify_one();
+}
+
+bool PinnedLane::next(Work& w, const Deadline& deadline) {
+  // C1..C8 follow the state table in pinned_lane.h.
+  for (;;) {
+    if (try_pop(w)) return true;
+    if (closed_and_empty()) return false;
+    if (work_ready()) {  // a producer is between its exchange and its link
+      std::this_thread::yield();
+      continue;
+    }
+    const auto now = Deadline::Clock::now();
+    if (!deadline.forever() && now >= deadline.at()) return false;
+    const int64_t budget = idle_spin_budget();
+    auto spin_until = Deadline::saturating_after(now, budget);
+    if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
+    SpinWait spin;  // C1
+    while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+    const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
+    if (budget > 0) {
+      idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
+                                : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
+    }
+    if (arrived) continue;
+    presence_->consumer_parks();
+    sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
+    chaos_point();
+    // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
+    // ring made after this load counts itself first (lease_ring), and its producers'
+    // seq_cst load of sleepers_ then sees ours.
+    if (inbox_.rings_made() != 0) {
+      heavy_fence();
+    } else {
+      fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
+    }
+    chaos_point();
+    {
+      std::unique_lock lock(mutex_);  // C4
+      chaos_point();
+      // C5: work or a close since the announcement: do not wait. C6: a producer cleared
+      // the mark, so it owes a notify that may already have been given (before we
+      // locked): waiting now could be for ever. Go round and announce afresh.
+      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
+                        sleepers_.load(std::memory_order_seq_cst) != 0;
+      if (wait) {  // C7
+        if (deadline.forever()) {
+          cv_.wait(lock);
+        } else {
+          (void)cv_.wait_until(lock, deadline.at());
+        }
+      }
+    }
+    // C8: awake; producers need not wake us until we announce again.
+    sleepers_.store(0, std::memory_order_relaxed);
+    presence_->consumer_at(current_cpu());
+  }
+}
+
+int64_t PinnedLane::idle_spin_budget() noexcept {
+  const int32_t cpu = current_cpu();
+  presence_->consumer_at(cpu);
+  if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
+  return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
+}
+
+bool PinnedLane::is_owner() const noexcept {
+  const uint64_t owner = tid_.load(std::memory_order_acquire);
+  return owner != 0 && owner == platform::current_thread_id();
+}
+
+int32_t PinnedLane::run_manual(Deadline deadline) {
+  uint64_t none = 0;
+  const uint64_t self = platform::current_thread_id();
+  if (!tid_.compare_exchange_strong(none, self, std::memory_order_acq_rel) && none != self) {
+    return TETHER_E_WRONG_STATE;  // another thread drives this executor
+  }
+  set_current_manual_lane(id_);
+  if (running_manual_.exchange(true, std::memory_order_acq_rel)) return TETHER_E_WRONG_STATE;  // nested run
+  const void* previous = current_thread_owner();
+  set_current_thread_owner(this);
+  Work w;
+  while (next(w, deadline)) execute(w);
+  set_current_thread_owner(previous);
+  running_manual_.store(false, std::memory_order_release);
+  return closed_.load(std::memory_order_acquire) ? TETHER_E_SHUTDOWN : TETHER_OK;
+}
+
+}  // namespace tether
