@@ -93,7 +93,7 @@ CallRing* Inbox::lease_ring() {
     CallRing* r = rings_[k].load(std::memory_order_acquire);
     if (r == nullptr) {
       // Counted before it can be seen: a consumer that finds no ring may skip the heavy
-      // fence when it parks (lane.h, C3).
+      // fence when it parks (pinned_lane.h, C3).
       ring_count_.fetch_add(1, std::memory_order_seq_cst);
       auto made = std::make_unique<CallRing>(k, published_[k].value);
       if (rings_[k].compare_exchange_strong(r, made.get(), std::memory_order_acq_rel)) {
