@@ -379,7 +379,7 @@ class CallLedger {
 //
 // Which fence pairs with which:
 //   - push_fast's light_fence (after publishing) pairs with the heavy_fence a consumer
-//     makes before it parks (lane.h's wait protocol, P1/C3): the Lane reads sleepers_
+//     makes before it parks (pinned_lane.h's wait protocol, P1/C3): the lane reads sleepers_
 //     right after push_fast returns.
 //   - Claims in rings: the consumer steps past an entry (a release store of its
 //     position), makes a light_fence() and reads cancelling_; a canceller holds the token,
@@ -986,7 +986,7 @@ class Inbox {
     light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
   // rings_made: how many rings exist (seq_cst: a consumer about to park decides on it
-  // whether producers publish with light fences, see lane.h's C3).
+  // whether producers publish with light fences, see pinned_lane.h's C3).
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
 
   // ---- the consumer ----
@@ -5005,7 +5005,7 @@ CallRing* Inbox::lease_ring() {
     CallRing* r = rings_[k].load(std::memory_order_acquire);
     if (r == nullptr) {
       // Counted before it can be seen: a consumer that finds no ring may skip the heavy
-      // fence when it parks (lane.h, C3).
+      // fence when it parks (pinned_lane.h, C3).
       ring_count_.fetch_add(1, std::memory_order_seq_cst);
       auto made = std::make_unique<CallRing>(k, published_[k].value);
       if (rings_[k].compare_exchange_strong(r, made.get(), std::memory_order_acq_rel)) {
