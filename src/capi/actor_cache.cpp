@@ -10,7 +10,7 @@
 namespace tether::capi::actor_cache {
 
 namespace detail {
-TETHER_HOT_TLS thread_local Hot t_hot{0, nullptr, nullptr};
+TETHER_HOT_TLS constinit thread_local Hot t_hot{0, nullptr, nullptr};
 }  // namespace detail
 
 namespace {

@@ -35,7 +35,7 @@ struct Hot {
   Actor* actor;
   Actor::Sender* sender;
 };
-extern TETHER_HOT_TLS thread_local Hot t_hot;
+extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
 
 // try_post: tether_actor_call(id, NULL, m, arg, arg_drop, out = NULL) through what this

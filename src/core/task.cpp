@@ -23,8 +23,8 @@ TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
 }  // namespace
 
 namespace task_detail {
-TETHER_HOT_TLS thread_local Task* t_current_task = nullptr;
-TETHER_HOT_TLS thread_local bool t_thread_may_end = false;
+TETHER_HOT_TLS constinit thread_local Task* t_current_task = nullptr;
+TETHER_HOT_TLS constinit thread_local bool t_thread_may_end = false;
 }  // namespace task_detail
 
 Task* Task::current() noexcept { return task_detail::t_current_task; }

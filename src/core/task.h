@@ -73,8 +73,8 @@ class Task {
 };
 
 namespace task_detail {
-extern TETHER_HOT_TLS thread_local Task* t_current_task;  // see Task::current
-extern TETHER_HOT_TLS thread_local bool t_thread_may_end;   // see let_next_task_end_thread
+extern TETHER_HOT_TLS constinit thread_local Task* t_current_task;  // see Task::current
+extern TETHER_HOT_TLS constinit thread_local bool t_thread_may_end;  // see let_next_task_end_thread
 }  // namespace task_detail
 
 // CurrentTask: makes task current on this thread for its lifetime (callbacks may nest).
