@@ -2256,18 +2256,6 @@ template <class Invoke>
   }
 }
 
-// Thread owner: the object whose completion waits on the calling thread (a scope for a
-// runner's threads). Set for a library thread's whole run; waits on that object from
-// this thread are the "inside" waits that would deadlock.
-[[nodiscard]] const void* current_thread_owner() noexcept;
-void set_current_thread_owner(const void* owner) noexcept;
-
-// Manual lane: the id of the lane of the manual executor this thread drives (set at its
-// first run, for good): outside run, this thread is still the only one that can run that
-// lane's work. An id, not a pointer: it outlives the lane, and ids are never reused.
-[[nodiscard]] uint64_t current_manual_lane() noexcept;
-void set_current_manual_lane(uint64_t lane_id) noexcept;
-
 }  // namespace tether
 // ---- end of core/task.h ----
 
@@ -2475,6 +2463,60 @@ class StatusError : public std::runtime_error {
 
 }  // namespace tether
 // ---- end of core/status_error.h ----
+// ---- core/thread_role.h ----
+// ThreadRole: what the calling thread serves, in one thread-local record. Every "am I
+// inside?" question (would a wait on this object, from this thread, wait for the thread
+// itself?) is answered from it and from the task being run (Task::current):
+//   - serving: the object whose work this thread runs: a lane (a lane thread for its
+//     life; a manual lane's owner while it runs or drains it) or a scope (a runner's
+//     thread). Set by ServingAs, for as long as the thread serves it.
+//   - manual_lane: the id of the manual lane this thread drives, for good (set at its
+//     first run): outside run, this thread is still the only one that can run that
+//     lane's work. An id, not a pointer: it outlives the lane, and ids are never reused.
+//   - control: the control thread, whose waits would stall every other job.
+// Who answers what from it: Lane::is_inside, Scope::is_inside, Actor::is_inside,
+// CompiledGraph::inside, Executor::release_handle, ControlThread::is_current.
+//
+// Thread safety: thread-local; written and read only by its own thread.
+
+#include <cstdint>
+
+namespace tether {
+
+struct ThreadRole {
+  const void* serving = nullptr;
+  uint64_t manual_lane = 0;
+  bool control = false;
+
+  // serves: this thread runs what's work.
+  [[nodiscard]] bool serves(const void* what) const noexcept { return what != nullptr && serving == what; }
+  // serves_lane: this thread runs lane's calls, or is the one that drives it (manual).
+  [[nodiscard]] bool serves_lane(const void* lane, uint64_t lane_id) const noexcept {
+    return serves(lane) || (lane_id != 0 && manual_lane == lane_id);
+  }
+};
+
+// this_thread_role: the calling thread's record.
+[[nodiscard]] ThreadRole& this_thread_role() noexcept;
+
+// ServingAs: the calling thread serves `what` while this lives (they nest: a manual
+// lane's owner may drain it from inside another lane's call), then what it served before.
+class ServingAs {
+ public:
+  explicit ServingAs(const void* what) noexcept : role_(this_thread_role()), previous_(role_.serving) {
+    role_.serving = what;
+  }
+  ~ServingAs() { role_.serving = previous_; }
+  ServingAs(const ServingAs&) = delete;
+  ServingAs& operator=(const ServingAs&) = delete;
+
+ private:
+  ThreadRole& role_;
+  const void* const previous_;
+};
+
+}  // namespace tether
+// ---- end of core/thread_role.h ----
 
 namespace tether {
 
@@ -2853,10 +2895,9 @@ void Actor::start_stop(bool cancel) {
 }
 
 bool Actor::is_inside() const noexcept {
-  const void* owner = current_thread_owner();
   if (default_lane_->is_inside()) return true;
   for (const Group& g : groups_) {
-    if (owner == g.lane.get()) return true;
+    if (g.lane->is_inside()) return true;
   }
   const Task* task = Task::current();
   return task != nullptr && task->origin().actor == handle_;
@@ -3850,8 +3891,8 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
 }
 
 bool CompiledGraph::inside() const noexcept {
-  const void* owner = current_thread_owner();
-  return std::find(lanes_->begin(), lanes_->end(), owner) != lanes_->end();
+  const void* serving = this_thread_role().serving;
+  return serving != nullptr && std::find(lanes_->begin(), lanes_->end(), serving) != lanes_->end();
 }
 
 std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
@@ -4111,13 +4152,11 @@ void CompiledGraph::tear_down() noexcept {
 namespace tether {
 namespace {
 
-TETHER_HOT_TLS thread_local bool t_is_control_thread = false;
-
 class ControlBody : public ThreadBody {
  public:
   explicit ControlBody(ControlThread* owner, void (*loop)(ControlThread*)) : owner_(owner), loop_(loop) {}
   void run() noexcept override {
-    t_is_control_thread = true;
+    this_thread_role().control = true;
     loop_(owner_);
   }
 
@@ -4132,7 +4171,7 @@ ControlThread& ControlThread::instance() {
   return immortal<ControlThread>();  // never destroyed: see the class comment
 }
 
-bool ControlThread::is_current() noexcept { return t_is_control_thread; }
+bool ControlThread::is_current() noexcept { return this_thread_role().control; }
 
 void ControlThread::start() {
   std::unique_lock lock(mutex_);
@@ -4200,7 +4239,7 @@ void ControlThread::after_fork_in_child() noexcept {
 void ControlThread::stop_at_exit() {
   std::unique_lock lock(mutex_);
   stopping_ = true;
-  const bool join = started_ && !t_is_control_thread;
+  const bool join = started_ && !is_current();
   lock.unlock();
   cv_.notify_all();
   if (join) platform::join_thread(thread_);
@@ -4396,7 +4435,7 @@ void Executor::drop_user(bool wait) {
     return;
   }
   lane_->close();
-  const bool inside = current_thread_owner() == lane_.get() || ControlThread::is_current();
+  const bool inside = this_thread_role().serves(lane_.get()) || ControlThread::is_current();
   if (wait && !inside) {
     threads_->join_all();
   } else {
@@ -5316,9 +5355,8 @@ class Lane::Worker : public ThreadBody {
 
   void run() noexcept override {
     lane_->consumer_tid_once();
-    set_current_thread_owner(lane_.get());
+    ServingAs serving(lane_.get());
     lane_->serve();
-    set_current_thread_owner(nullptr);
   }
 
  private:
@@ -5340,7 +5378,7 @@ Lane::Lane(Options options, bool one_consumer)
 Lane::~Lane() { inbox_.cancel_everything(); }
 
 bool Lane::is_inside() const noexcept {
-  return current_thread_owner() == this || current_manual_lane() == id_;
+  return this_thread_role().serves_lane(this, id_);
 }
 
 void Lane::consumer_tid_once() noexcept {
@@ -5395,11 +5433,9 @@ void Lane::close() {
 }
 
 void Lane::drain_here() {
-  const void* previous = current_thread_owner();
-  set_current_thread_owner(this);
+  ServingAs serving(this);
   Work w;
   while (try_pop(w)) execute(w);
-  set_current_thread_owner(previous);
 }
 
 }  // namespace tether
@@ -5523,13 +5559,13 @@ int32_t PinnedLane::run_manual(Deadline deadline) {
   if (!tid_.compare_exchange_strong(none, self, std::memory_order_acq_rel) && none != self) {
     return TETHER_E_WRONG_STATE;  // another thread drives this executor
   }
-  set_current_manual_lane(id_);
+  this_thread_role().manual_lane = id_;  // for good: see thread_role.h
   if (running_manual_.exchange(true, std::memory_order_acq_rel)) return TETHER_E_WRONG_STATE;  // nested run
-  const void* previous = current_thread_owner();
-  set_current_thread_owner(this);
-  Work w;
-  while (next(w, deadline)) execute(w);
-  set_current_thread_owner(previous);
+  {
+    ServingAs serving(this);
+    Work w;
+    while (next(w, deadline)) execute(w);
+  }
   running_manual_.store(false, std::memory_order_release);
   return closed_.load(std::memory_order_acquire) ? TETHER_E_SHUTDOWN : TETHER_OK;
 }
@@ -5612,7 +5648,7 @@ class Scope::Participant : public ThreadBody {
   // run: ends normally, or by the forced unwind of a callback that ended this thread
   // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
   TETHER_CATCHES_FORCED_UNWIND void run() override {
-    set_current_thread_owner(scope_.get());
+    ServingAs serving(scope_.get());  // until end() has told the scope
     ErrorPtr error;
     try {
       let_next_task_end_thread();
@@ -5629,7 +5665,6 @@ class Scope::Participant : public ThreadBody {
   void end(ErrorPtr error) noexcept {
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
     scope_->finish(std::move(error));
-    set_current_thread_owner(nullptr);
   }
 
   std::shared_ptr<Scope> scope_;
@@ -6011,17 +6046,16 @@ void Scope::end_handle() {
 }
 
 bool Scope::is_inside() const noexcept {
-  const void* owner = current_thread_owner();
-  if (owner == this) return true;
+  const ThreadRole& role = this_thread_role();
+  if (role.serves(this)) return true;
   const Task* task = Task::current();
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
   if (state() != TETHER_PENDING) return false;
   if (options_.serving_lanes) {
     const auto& lanes = *options_.serving_lanes;
-    if (std::find(lanes.begin(), lanes.end(), owner) != lanes.end()) return true;
+    if (std::find(lanes.begin(), lanes.end(), role.serving) != lanes.end()) return true;
   }
-  if (options_.serving_lane == nullptr) return false;
-  return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane_id;
+  return options_.serving_lane != nullptr && role.serves_lane(options_.serving_lane, options_.serving_lane_id);
 }
 
 void Scope::join_threads() {
@@ -6104,14 +6138,6 @@ void LanePresence::release(LanePresence* p) noexcept {
 
 
 namespace tether {
-namespace {
-
-TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
-TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
-
-
-}  // namespace
-
 namespace task_detail {
 TETHER_HOT_TLS constinit thread_local Task* t_current_task = nullptr;
 TETHER_HOT_TLS constinit thread_local bool t_thread_may_end = false;
@@ -6187,10 +6213,6 @@ ErrorPtr exception_error(const Task& task) noexcept {
   }
 }
 
-const void* current_thread_owner() noexcept { return t_thread_owner; }
-void set_current_thread_owner(const void* owner) noexcept { t_thread_owner = owner; }
-uint64_t current_manual_lane() noexcept { return t_manual_lane; }
-void set_current_manual_lane(uint64_t lane_id) noexcept { t_manual_lane = lane_id; }
 
 }  // namespace tether
 // ==== core/thread_exit.cpp ====
@@ -6495,6 +6517,19 @@ size_t ThreadGroup::running() const {
   std::lock_guard lock(mutex_);
   return running_;
 }
+
+}  // namespace tether
+// ==== core/thread_role.cpp ====
+
+
+namespace tether {
+namespace {
+
+TETHER_HOT_TLS constinit thread_local ThreadRole t_role{};
+
+}  // namespace
+
+ThreadRole& this_thread_role() noexcept { return t_role; }
 
 }  // namespace tether
 // ==== core/thread_runner.cpp ====

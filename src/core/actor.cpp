@@ -7,6 +7,7 @@
 #include "core/control_thread.h"
 #include "core/status_error.h"
 #include "core/task.h"
+#include "core/thread_role.h"
 
 namespace tether {
 
@@ -385,10 +386,9 @@ void Actor::start_stop(bool cancel) {
 }
 
 bool Actor::is_inside() const noexcept {
-  const void* owner = current_thread_owner();
   if (default_lane_->is_inside()) return true;
   for (const Group& g : groups_) {
-    if (owner == g.lane.get()) return true;
+    if (g.lane->is_inside()) return true;
   }
   const Task* task = Task::current();
   return task != nullptr && task->origin().actor == handle_;

@@ -7,6 +7,7 @@
 #include "core/lane.h"
 #include "core/status_error.h"
 #include "core/task.h"
+#include "core/thread_role.h"
 
 namespace tether {
 namespace {
@@ -120,8 +121,8 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
 }
 
 bool CompiledGraph::inside() const noexcept {
-  const void* owner = current_thread_owner();
-  return std::find(lanes_->begin(), lanes_->end(), owner) != lanes_->end();
+  const void* serving = this_thread_role().serving;
+  return serving != nullptr && std::find(lanes_->begin(), lanes_->end(), serving) != lanes_->end();
 }
 
 std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {

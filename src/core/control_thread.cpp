@@ -5,18 +5,16 @@
 #include "core/immortal.h"
 #include "core/status_error.h"
 #include "core/thread_group.h"
-#include "core/hot_tls.h"
+#include "core/thread_role.h"
 
 namespace tether {
 namespace {
-
-TETHER_HOT_TLS thread_local bool t_is_control_thread = false;
 
 class ControlBody : public ThreadBody {
  public:
   explicit ControlBody(ControlThread* owner, void (*loop)(ControlThread*)) : owner_(owner), loop_(loop) {}
   void run() noexcept override {
-    t_is_control_thread = true;
+    this_thread_role().control = true;
     loop_(owner_);
   }
 
@@ -31,7 +29,7 @@ ControlThread& ControlThread::instance() {
   return immortal<ControlThread>();  // never destroyed: see the class comment
 }
 
-bool ControlThread::is_current() noexcept { return t_is_control_thread; }
+bool ControlThread::is_current() noexcept { return this_thread_role().control; }
 
 void ControlThread::start() {
   std::unique_lock lock(mutex_);
@@ -99,7 +97,7 @@ void ControlThread::after_fork_in_child() noexcept {
 void ControlThread::stop_at_exit() {
   std::unique_lock lock(mutex_);
   stopping_ = true;
-  const bool join = started_ && !t_is_control_thread;
+  const bool join = started_ && !is_current();
   lock.unlock();
   cv_.notify_all();
   if (join) platform::join_thread(thread_);

@@ -4,6 +4,7 @@
 #include "core/control_thread.h"
 #include "core/status_error.h"
 #include "core/task.h"
+#include "core/thread_role.h"
 
 namespace tether {
 namespace {
@@ -131,7 +132,7 @@ void Executor::drop_user(bool wait) {
     return;
   }
   lane_->close();
-  const bool inside = current_thread_owner() == lane_.get() || ControlThread::is_current();
+  const bool inside = this_thread_role().serves(lane_.get()) || ControlThread::is_current();
   if (wait && !inside) {
     threads_->join_all();
   } else {

@@ -5,7 +5,7 @@
 #include "core/chaos.h"
 #include "core/pinned_lane.h"
 #include "core/shared_lane.h"
-#include "core/task.h"
+#include "core/thread_role.h"
 #include "platform/platform.h"
 
 namespace tether {
@@ -23,9 +23,8 @@ class Lane::Worker : public ThreadBody {
 
   void run() noexcept override {
     lane_->consumer_tid_once();
-    set_current_thread_owner(lane_.get());
+    ServingAs serving(lane_.get());
     lane_->serve();
-    set_current_thread_owner(nullptr);
   }
 
  private:
@@ -47,7 +46,7 @@ Lane::Lane(Options options, bool one_consumer)
 Lane::~Lane() { inbox_.cancel_everything(); }
 
 bool Lane::is_inside() const noexcept {
-  return current_thread_owner() == this || current_manual_lane() == id_;
+  return this_thread_role().serves_lane(this, id_);
 }
 
 void Lane::consumer_tid_once() noexcept {
@@ -102,11 +101,9 @@ void Lane::close() {
 }
 
 void Lane::drain_here() {
-  const void* previous = current_thread_owner();
-  set_current_thread_owner(this);
+  ServingAs serving(this);
   Work w;
   while (try_pop(w)) execute(w);
-  set_current_thread_owner(previous);
 }
 
 }  // namespace tether

@@ -7,7 +7,7 @@
 #include "core/asymmetric_fence.h"
 #include "core/chaos.h"
 #include "core/cpu_relax.h"
-#include "core/task.h"
+#include "core/thread_role.h"
 #include "platform/platform.h"
 #include "tether/tether.h"
 
@@ -123,13 +123,13 @@ int32_t PinnedLane::run_manual(Deadline deadline) {
   if (!tid_.compare_exchange_strong(none, self, std::memory_order_acq_rel) && none != self) {
     return TETHER_E_WRONG_STATE;  // another thread drives this executor
   }
-  set_current_manual_lane(id_);
+  this_thread_role().manual_lane = id_;  // for good: see thread_role.h
   if (running_manual_.exchange(true, std::memory_order_acq_rel)) return TETHER_E_WRONG_STATE;  // nested run
-  const void* previous = current_thread_owner();
-  set_current_thread_owner(this);
-  Work w;
-  while (next(w, deadline)) execute(w);
-  set_current_thread_owner(previous);
+  {
+    ServingAs serving(this);
+    Work w;
+    while (next(w, deadline)) execute(w);
+  }
   running_manual_.store(false, std::memory_order_release);
   return closed_.load(std::memory_order_acquire) ? TETHER_E_SHUTDOWN : TETHER_OK;
 }

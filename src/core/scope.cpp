@@ -7,6 +7,7 @@
 #include "core/cpu_relax.h"
 #include "core/status_error.h"
 #include "core/task.h"
+#include "core/thread_role.h"
 
 namespace tether {
 namespace {
@@ -30,7 +31,7 @@ class Scope::Participant : public ThreadBody {
   // run: ends normally, or by the forced unwind of a callback that ended this thread
   // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
   TETHER_CATCHES_FORCED_UNWIND void run() override {
-    set_current_thread_owner(scope_.get());
+    ServingAs serving(scope_.get());  // until end() has told the scope
     ErrorPtr error;
     try {
       let_next_task_end_thread();
@@ -47,7 +48,6 @@ class Scope::Participant : public ThreadBody {
   void end(ErrorPtr error) noexcept {
     arg_.reset();  // dropped after the callback, before the scope hears the outcome
     scope_->finish(std::move(error));
-    set_current_thread_owner(nullptr);
   }
 
   std::shared_ptr<Scope> scope_;
@@ -429,17 +429,16 @@ void Scope::end_handle() {
 }
 
 bool Scope::is_inside() const noexcept {
-  const void* owner = current_thread_owner();
-  if (owner == this) return true;
+  const ThreadRole& role = this_thread_role();
+  if (role.serves(this)) return true;
   const Task* task = Task::current();
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
   if (state() != TETHER_PENDING) return false;
   if (options_.serving_lanes) {
     const auto& lanes = *options_.serving_lanes;
-    if (std::find(lanes.begin(), lanes.end(), owner) != lanes.end()) return true;
+    if (std::find(lanes.begin(), lanes.end(), role.serving) != lanes.end()) return true;
   }
-  if (options_.serving_lane == nullptr) return false;
-  return owner == options_.serving_lane || current_manual_lane() == options_.serving_lane_id;
+  return options_.serving_lane != nullptr && role.serves_lane(options_.serving_lane, options_.serving_lane_id);
 }
 
 void Scope::join_threads() {

@@ -14,14 +14,6 @@
 #include "core/status_error.h"
 
 namespace tether {
-namespace {
-
-TETHER_HOT_TLS thread_local const void* t_thread_owner = nullptr;
-TETHER_HOT_TLS thread_local uint64_t t_manual_lane = 0;
-
-
-}  // namespace
-
 namespace task_detail {
 TETHER_HOT_TLS constinit thread_local Task* t_current_task = nullptr;
 TETHER_HOT_TLS constinit thread_local bool t_thread_may_end = false;
@@ -97,9 +89,5 @@ ErrorPtr exception_error(const Task& task) noexcept {
   }
 }
 
-const void* current_thread_owner() noexcept { return t_thread_owner; }
-void set_current_thread_owner(const void* owner) noexcept { t_thread_owner = owner; }
-uint64_t current_manual_lane() noexcept { return t_manual_lane; }
-void set_current_manual_lane(uint64_t lane_id) noexcept { t_manual_lane = lane_id; }
 
 }  // namespace tether

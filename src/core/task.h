@@ -143,16 +143,4 @@ template <class Invoke>
   }
 }
 
-// Thread owner: the object whose completion waits on the calling thread (a scope for a
-// runner's threads). Set for a library thread's whole run; waits on that object from
-// this thread are the "inside" waits that would deadlock.
-[[nodiscard]] const void* current_thread_owner() noexcept;
-void set_current_thread_owner(const void* owner) noexcept;
-
-// Manual lane: the id of the lane of the manual executor this thread drives (set at its
-// first run, for good): outside run, this thread is still the only one that can run that
-// lane's work. An id, not a pointer: it outlives the lane, and ids are never reused.
-[[nodiscard]] uint64_t current_manual_lane() noexcept;
-void set_current_manual_lane(uint64_t lane_id) noexcept;
-
 }  // namespace tether
