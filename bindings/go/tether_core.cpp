@@ -1675,7 +1675,10 @@ class PinnedLane final : public Lane {
 
 // ---- core/task_origin.h ----
 // TaskOrigin: what a task knows of the object its callback works for (an actor, a
-// compiled graph's node), beyond its scope.
+// compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
+// a call's hot path should not copy it): the object keeps its origin for as long as its
+// callbacks run (an actor, an executor), or the caller keeps it on its stack around the
+// Task (a runner's thread, a graph step).
 
 #include <atomic>
 #include <cstdint>
@@ -1694,6 +1697,9 @@ struct TaskOrigin {
   const std::atomic<bool>* graph_stop = nullptr;
   bool graph_node = false;
 };
+
+// kNoOrigin: a task that works for no object beyond its scope.
+inline constexpr TaskOrigin kNoOrigin{};
 
 }  // namespace tether
 // ---- end of core/task_origin.h ----
@@ -1998,6 +2004,8 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
   // threads: the executor's thread, and the nested threads its tasks spawn.
   [[nodiscard]] const std::shared_ptr<ThreadGroup>& threads() const noexcept { return threads_; }
+  // task_origin: its tasks' (nested threads join its group).
+  [[nodiscard]] const TaskOrigin& task_origin() const noexcept { return task_origin_; }
 
   // join_threads: blocks until the executor's thread has exited and been joined.
   void join_threads() { threads_->join_all(); }
@@ -2009,6 +2017,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   CallLedger ledger_;
   std::shared_ptr<PinnedLane> lane_;
   const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+  const TaskOrigin task_origin_{nullptr, 0, &threads_};
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };
 
@@ -2142,13 +2151,14 @@ class Task {
   // A runner's threads and calls with a future have a scope; a fire-and-forget call has
   // none until it spawns a nested thread (lazy_scope()).
 
-  Task(Scope* scope, const std::string& thread_name, bool is_target, Origin origin = {}) noexcept
+  // origin: outlives the task (task_origin.h).
+  Task(Scope* scope, const std::string& thread_name, bool is_target, const Origin* origin = &kNoOrigin) noexcept
       : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
-  [[nodiscard]] const Origin& origin() const noexcept { return origin_; }
+  [[nodiscard]] const Origin& origin() const noexcept { return *origin_; }
   [[nodiscard]] bool stop_requested() const noexcept;
 
   // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
@@ -2180,7 +2190,7 @@ class Task {
   const std::string& thread_name_;
   bool is_target_;
   uint32_t epoch_;  // the fork epoch the task began in
-  Origin origin_;
+  const Origin* origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
 };
@@ -2321,7 +2331,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] void* state_ptr() const noexcept { return state_ptr_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   // origin: what the tasks of this actor's calls know of it.
-  [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
+  [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
   // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
@@ -2374,7 +2384,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   const std::string name_;
   const Options options_;
   tether_dtor_fn dtor_ = nullptr;
-  uint64_t handle_ = 0;
+  uint64_t handle_ = 0;  // written once, before the constructor call is queued
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
   bool dedicated_ = false;              // executor_ exists for this actor alone
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
@@ -2389,6 +2399,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
+  TaskOrigin origin_;  // its tasks' (cancel_, handle_, group_threads_): set with handle_
   alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
   alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
   alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
@@ -2530,7 +2541,7 @@ class Actor::CtorCall : public Call {
     ErrorPtr err;
     std::shared_ptr<Scope> nested;
     {
-      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
       if (task.lazy_scope()) {
@@ -2589,7 +2600,7 @@ class Actor::MethodCall : public Call {
       actor_.settle_when_done(future_.get());
       return;
     } else {
-      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
       arg_.reset();
       settle_fire_and_forget(task, std::move(err), ledger, actor_);
@@ -2621,7 +2632,7 @@ class Actor::MethodCall : public Call {
     if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
     ErrorPtr err;
     {
-      Task task(future_.get(), lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
@@ -2727,6 +2738,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
     actor->handle_ = publish(actor);
+    actor->origin_ = TaskOrigin{&actor->cancel_, actor->handle_, &actor->group_threads_};
   } catch (...) {
     undo();
     throw;
@@ -3003,7 +3015,7 @@ void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
     settle_fast();
     return;
   }
-  Task task(nullptr, lane.name(), /*is_target=*/true, origin());
+  Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
   if (call.drop != nullptr) call.drop(call.arg);
   if (err || task.lazy_scope()) [[unlikely]] {
@@ -4012,7 +4024,7 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       TaskOrigin origin = actor.origin();
       origin.graph_stop = &torn_down_;
       origin.graph_node = true;
-      Task task(nullptr, lane.name(), /*is_target=*/true, origin);
+      Task task(nullptr, lane.name(), /*is_target=*/true, &origin);
       error = run_task(task, [&](tether_task* t) {
         return n.fn(t, actor.state_ptr(), n.arg->get(), inputs, n.inputs.size(), &output);
       });
@@ -4327,14 +4339,14 @@ class TaskCall : public Call {
       if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
       ErrorPtr err;
       {
-        Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
+        Task task(future_.get(), lane.name(), /*is_target=*/true, &executor_.task_origin());
         err = run_task(task, [&](tether_task* t) { return fn_(t, arg.get()); });
       }
       arg.reset();
       future_->finish_call_of(executor_, std::move(err));  // the scope counts it
       return;
     }
-    Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
+    Task task(nullptr, lane.name(), /*is_target=*/true, &executor_.task_origin());
     ErrorPtr err = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     arg_.reset();
     settle_fire_and_forget(task, std::move(err), ledger, executor_);
@@ -5652,7 +5664,8 @@ class Scope::Participant : public ThreadBody {
     ErrorPtr error;
     try {
       let_next_task_end_thread();
-      Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
+      const TaskOrigin origin = scope_->nested_origin();
+      Task task(scope_.get(), thread_name_, is_target_, &origin);
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     } catch (abi::__forced_unwind&) {
       end(thread_ended_error(thread_name_));
@@ -6147,21 +6160,21 @@ Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
-  if (origin_.graph_stop != nullptr && origin_.graph_stop->load(std::memory_order_acquire)) return true;
-  return origin_.owner_stop != nullptr && origin_.owner_stop->load(std::memory_order_acquire);
+  if (origin_->graph_stop != nullptr && origin_->graph_stop->load(std::memory_order_acquire)) return true;
+  return origin_->owner_stop != nullptr && origin_->owner_stop->load(std::memory_order_acquire);
 }
 
 Scope& Task::scope_for_spawn() {
-  if (origin_.graph_node) {
+  if (origin_->graph_node) {
     throw StatusError(TETHER_E_WRONG_STATE,
                       "a compiled graph's node cannot spawn nested threads: its step ends when it returns");
   }
   if (scope_ != nullptr) return *scope_;
   Scope::Options options;
   options.name = thread_name_;
-  options.owner_stop = origin_.owner_stop;
-  options.actor = origin_.actor;
-  if (origin_.threads != nullptr) options.threads = *origin_.threads;
+  options.owner_stop = origin_->owner_stop;
+  options.actor = origin_->actor;
+  if (origin_->threads != nullptr) options.threads = *origin_->threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
   (void)lazy_scope_->start_call(none);  // this task is its running target

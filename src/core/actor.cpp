@@ -21,7 +21,7 @@ class Actor::CtorCall : public Call {
     ErrorPtr err;
     std::shared_ptr<Scope> nested;
     {
-      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return ctor_(t, arg_.get(), &state); });
       arg_.reset();  // the constructor's arg goes once it has returned
       if (task.lazy_scope()) {
@@ -80,7 +80,7 @@ class Actor::MethodCall : public Call {
       actor_.settle_when_done(future_.get());
       return;
     } else {
-      Task task(nullptr, lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
       arg_.reset();
       settle_fire_and_forget(task, std::move(err), ledger, actor_);
@@ -112,7 +112,7 @@ class Actor::MethodCall : public Call {
     if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
     ErrorPtr err;
     {
-      Task task(future_.get(), lane.name(), /*is_target=*/true, actor_.origin());
+      Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
@@ -218,6 +218,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
     actor->handle_ = publish(actor);
+    actor->origin_ = TaskOrigin{&actor->cancel_, actor->handle_, &actor->group_threads_};
   } catch (...) {
     undo();
     throw;

@@ -105,7 +105,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] void* state_ptr() const noexcept { return state_ptr_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   // origin: what the tasks of this actor's calls know of it.
-  [[nodiscard]] TaskOrigin origin() noexcept { return TaskOrigin{&cancel_, handle_, &group_threads_}; }
+  [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
   // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
@@ -158,7 +158,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   const std::string name_;
   const Options options_;
   tether_dtor_fn dtor_ = nullptr;
-  uint64_t handle_ = 0;
+  uint64_t handle_ = 0;  // written once, before the constructor call is queued
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
   bool dedicated_ = false;              // executor_ exists for this actor alone
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
@@ -173,6 +173,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
+  TaskOrigin origin_;  // its tasks' (cancel_, handle_, group_threads_): set with handle_
   alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
   alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
   alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only

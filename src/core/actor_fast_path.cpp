@@ -65,7 +65,7 @@ void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
     settle_fast();
     return;
   }
-  Task task(nullptr, lane.name(), /*is_target=*/true, origin());
+  Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
   if (call.drop != nullptr) call.drop(call.arg);
   if (err || task.lazy_scope()) [[unlikely]] {

@@ -24,14 +24,14 @@ class TaskCall : public Call {
       if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
       ErrorPtr err;
       {
-        Task task(future_.get(), lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
+        Task task(future_.get(), lane.name(), /*is_target=*/true, &executor_.task_origin());
         err = run_task(task, [&](tether_task* t) { return fn_(t, arg.get()); });
       }
       arg.reset();
       future_->finish_call_of(executor_, std::move(err));  // the scope counts it
       return;
     }
-    Task task(nullptr, lane.name(), /*is_target=*/true, TaskOrigin{nullptr, 0, &executor_.threads()});
+    Task task(nullptr, lane.name(), /*is_target=*/true, &executor_.task_origin());
     ErrorPtr err = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     arg_.reset();
     settle_fire_and_forget(task, std::move(err), ledger, executor_);

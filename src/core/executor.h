@@ -61,6 +61,8 @@ class Executor : public std::enable_shared_from_this<Executor> {
 
   // threads: the executor's thread, and the nested threads its tasks spawn.
   [[nodiscard]] const std::shared_ptr<ThreadGroup>& threads() const noexcept { return threads_; }
+  // task_origin: its tasks' (nested threads join its group).
+  [[nodiscard]] const TaskOrigin& task_origin() const noexcept { return task_origin_; }
 
   // join_threads: blocks until the executor's thread has exited and been joined.
   void join_threads() { threads_->join_all(); }
@@ -72,6 +74,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   CallLedger ledger_;
   std::shared_ptr<PinnedLane> lane_;
   const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+  const TaskOrigin task_origin_{nullptr, 0, &threads_};
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };
 

@@ -35,7 +35,8 @@ class Scope::Participant : public ThreadBody {
     ErrorPtr error;
     try {
       let_next_task_end_thread();
-      Task task(scope_.get(), thread_name_, is_target_, scope_->nested_origin());
+      const TaskOrigin origin = scope_->nested_origin();
+      Task task(scope_.get(), thread_name_, is_target_, &origin);
       error = run_task(task, [&](tether_task* t) { return fn_(t, arg_.get()); });
     } catch (abi::__forced_unwind&) {
       end(thread_ended_error(thread_name_));

@@ -23,21 +23,21 @@ Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
-  if (origin_.graph_stop != nullptr && origin_.graph_stop->load(std::memory_order_acquire)) return true;
-  return origin_.owner_stop != nullptr && origin_.owner_stop->load(std::memory_order_acquire);
+  if (origin_->graph_stop != nullptr && origin_->graph_stop->load(std::memory_order_acquire)) return true;
+  return origin_->owner_stop != nullptr && origin_->owner_stop->load(std::memory_order_acquire);
 }
 
 Scope& Task::scope_for_spawn() {
-  if (origin_.graph_node) {
+  if (origin_->graph_node) {
     throw StatusError(TETHER_E_WRONG_STATE,
                       "a compiled graph's node cannot spawn nested threads: its step ends when it returns");
   }
   if (scope_ != nullptr) return *scope_;
   Scope::Options options;
   options.name = thread_name_;
-  options.owner_stop = origin_.owner_stop;
-  options.actor = origin_.actor;
-  if (origin_.threads != nullptr) options.threads = *origin_.threads;
+  options.owner_stop = origin_->owner_stop;
+  options.actor = origin_->actor;
+  if (origin_->threads != nullptr) options.threads = *origin_->threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
   (void)lazy_scope_->start_call(none);  // this task is its running target

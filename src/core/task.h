@@ -29,13 +29,14 @@ class Task {
   // A runner's threads and calls with a future have a scope; a fire-and-forget call has
   // none until it spawns a nested thread (lazy_scope()).
 
-  Task(Scope* scope, const std::string& thread_name, bool is_target, Origin origin = {}) noexcept
+  // origin: outlives the task (task_origin.h).
+  Task(Scope* scope, const std::string& thread_name, bool is_target, const Origin* origin = &kNoOrigin) noexcept
       : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
-  [[nodiscard]] const Origin& origin() const noexcept { return origin_; }
+  [[nodiscard]] const Origin& origin() const noexcept { return *origin_; }
   [[nodiscard]] bool stop_requested() const noexcept;
 
   // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
@@ -67,7 +68,7 @@ class Task {
   const std::string& thread_name_;
   bool is_target_;
   uint32_t epoch_;  // the fork epoch the task began in
-  Origin origin_;
+  const Origin* origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
 };

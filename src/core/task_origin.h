@@ -1,5 +1,8 @@
 // TaskOrigin: what a task knows of the object its callback works for (an actor, a
-// compiled graph's node), beyond its scope.
+// compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
+// a call's hot path should not copy it): the object keeps its origin for as long as its
+// callbacks run (an actor, an executor), or the caller keeps it on its stack around the
+// Task (a runner's thread, a graph step).
 #pragma once
 
 #include <atomic>
@@ -19,5 +22,8 @@ struct TaskOrigin {
   const std::atomic<bool>* graph_stop = nullptr;
   bool graph_node = false;
 };
+
+// kNoOrigin: a task that works for no object beyond its scope.
+inline constexpr TaskOrigin kNoOrigin{};
 
 }  // namespace tether
