@@ -1569,6 +1569,11 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // wake_one: P2, after a publication whose fence (or seq_cst exchange) the kind's
   // protocol pairs with its consumer's announcement.
   void wake_one() noexcept;
+  // take: what both kinds' next() does first: kWork (w holds it), kClosed (closed and
+  // empty: the consumer may leave), kRetry (a producer is between its exchange and its
+  // link: it was given the CPU; try again), kNothing (go on to C1, the spin).
+  enum class Take { kWork, kClosed, kRetry, kNothing };
+  Take take(Work& w);
   // try_pop: the inbox's, once the lane is open.
   bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
   void execute(Work& w) noexcept { Inbox::run(w, *this); }
@@ -5308,6 +5313,7 @@ size_t Inbox::cancel_all_queued() {
 }  // namespace tether
 // ==== core/lane.cpp ====
 
+#include <thread>
 #include <utility>
 
 // ---- core/shared_lane.h ----
@@ -5444,6 +5450,16 @@ void Lane::close() {
   cv_.notify_all();
 }
 
+Lane::Take Lane::take(Work& w) {
+  if (try_pop(w)) return Take::kWork;
+  if (closed_and_empty()) return Take::kClosed;
+  if (work_ready()) {
+    std::this_thread::yield();
+    return Take::kRetry;
+  }
+  return Take::kNothing;
+}
+
 void Lane::drain_here() {
   ServingAs serving(this);
   Work w;
@@ -5454,7 +5470,6 @@ void Lane::drain_here() {
 // ==== core/pinned_lane.cpp ====
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 #include "tether/tether.h"
@@ -5500,11 +5515,9 @@ void PinnedLane::wake_parked() noexcept {
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
   // C1..C8 follow the state table in pinned_lane.h.
   for (;;) {
-    if (try_pop(w)) return true;
-    if (closed_and_empty()) return false;
-    if (work_ready()) {  // a producer is between its exchange and its link
-      std::this_thread::yield();
-      continue;
+    if (const Take t = take(w); t != Take::kNothing) {
+      if (t == Take::kRetry) continue;
+      return t == Take::kWork;
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
@@ -5585,7 +5598,6 @@ int32_t PinnedLane::run_manual(Deadline deadline) {
 }  // namespace tether
 // ==== core/shared_lane.cpp ====
 
-#include <thread>
 #include <utility>
 
 
@@ -5608,11 +5620,9 @@ void SharedLane::wake_parked() noexcept {
 bool SharedLane::next(Work& w) {
   // C1..C8 follow the state table in shared_lane.h.
   for (;;) {
-    if (try_pop(w)) return true;
-    if (closed_and_empty()) return false;
-    if (work_ready()) {  // a producer is between its exchange and its link
-      std::this_thread::yield();
-      continue;
+    if (const Take t = take(w); t != Take::kNothing) {
+      if (t == Take::kRetry) continue;
+      return t == Take::kWork;
     }
     const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
     SpinWait spin;  // C1

@@ -1,5 +1,6 @@
 #include "core/lane.h"
 
+#include <thread>
 #include <utility>
 
 #include "core/chaos.h"
@@ -98,6 +99,16 @@ void Lane::close() {
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();
+}
+
+Lane::Take Lane::take(Work& w) {
+  if (try_pop(w)) return Take::kWork;
+  if (closed_and_empty()) return Take::kClosed;
+  if (work_ready()) {
+    std::this_thread::yield();
+    return Take::kRetry;
+  }
+  return Take::kNothing;
 }
 
 void Lane::drain_here() {

@@ -98,6 +98,11 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // wake_one: P2, after a publication whose fence (or seq_cst exchange) the kind's
   // protocol pairs with its consumer's announcement.
   void wake_one() noexcept;
+  // take: what both kinds' next() does first: kWork (w holds it), kClosed (closed and
+  // empty: the consumer may leave), kRetry (a producer is between its exchange and its
+  // link: it was given the CPU; try again), kNothing (go on to C1, the spin).
+  enum class Take { kWork, kClosed, kRetry, kNothing };
+  Take take(Work& w);
   // try_pop: the inbox's, once the lane is open.
   bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
   void execute(Work& w) noexcept { Inbox::run(w, *this); }

@@ -1,7 +1,6 @@
 #include "core/pinned_lane.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 #include "core/asymmetric_fence.h"
@@ -52,11 +51,9 @@ void PinnedLane::wake_parked() noexcept {
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
   // C1..C8 follow the state table in pinned_lane.h.
   for (;;) {
-    if (try_pop(w)) return true;
-    if (closed_and_empty()) return false;
-    if (work_ready()) {  // a producer is between its exchange and its link
-      std::this_thread::yield();
-      continue;
+    if (const Take t = take(w); t != Take::kNothing) {
+      if (t == Take::kRetry) continue;
+      return t == Take::kWork;
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;

@@ -1,6 +1,5 @@
 #include "core/shared_lane.h"
 
-#include <thread>
 #include <utility>
 
 #include "core/asymmetric_fence.h"
@@ -27,11 +26,9 @@ void SharedLane::wake_parked() noexcept {
 bool SharedLane::next(Work& w) {
   // C1..C8 follow the state table in shared_lane.h.
   for (;;) {
-    if (try_pop(w)) return true;
-    if (closed_and_empty()) return false;
-    if (work_ready()) {  // a producer is between its exchange and its link
-      std::this_thread::yield();
-      continue;
+    if (const Take t = take(w); t != Take::kNothing) {
+      if (t == Take::kRetry) continue;
+      return t == Take::kWork;
     }
     const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
     SpinWait spin;  // C1
