@@ -2300,10 +2300,15 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
 
+  struct Sender;
+  class SenderSource;
   // call: queues m on the group's lane (group null: the default thread). Returns the
   // future's scope when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
-  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room);
+  // The one place that chooses the path: the fast path (below) when the call may take it
+  // and senders (may be null) has a Sender for this thread, else the general path.
+  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
+                              SenderSource* senders = nullptr);
 
   // state: TETHER_ACTOR_*; cause: the constructor's error when DEAD.
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
@@ -2339,11 +2344,11 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
-  // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
-  // may take (no future, the default thread): the one place that rule is written; the
-  // actor's own conditions are checked by open_sender and post_fast. Sender: what one producer thread
-  // holds to call this actor without the general path: its tally and the ring it leased
-  // on the default lane. Used by that thread alone, between open and close.
+  // The fire-and-forget fast path (actor_fast_path.cpp): calls without a future to the
+  // default thread (fast_path_applies, the one place that rule is written), through a
+  // Sender: what one producer thread holds to call this actor without the general path,
+  // its tally and the ring it leased on the default lane. Used by that thread alone,
+  // between open and close. The actor's own conditions are open_sender's and post_fast's.
   [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
     return group == nullptr && !want_future;
   }
@@ -2351,15 +2356,29 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     CallLedger::Tally tally;
     CallRing* ring = nullptr;
   };
+  // SenderSource: where a caller keeps its threads' senders (the C boundary's per-thread
+  // cache, keyed by handle id): this thread's Sender for the actor, opened at need; null
+  // when it has none (no ring free, no memory).
+  class SenderSource {
+   public:
+    [[nodiscard]] virtual Sender* sender_for(Actor& actor) noexcept = 0;
+
+   protected:
+    ~SenderSource() = default;
+  };
+  // try_call_fast: call(group, m, arg, want_future, ...) through sender, when the call may
+  // take the fast path and nothing stands in the way: true once queued (arg_drop belongs
+  // to the call then). False: call() must take it (arg untouched). Inline: a cached
+  // sender's every call starts here.
+  [[nodiscard]] bool try_call_fast(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
+                                   tether_drop_fn arg_drop) noexcept {
+    return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
+  }
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free).
   // Throws std::bad_alloc.
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
-  // post_fast: call(nullptr, m, arg, false, 0) through sender when nothing stands in the
-  // way: true once queued (arg_drop belongs to the call then). False when the general
-  // path must decide (DEAD, stopping, no memory for the ring); arg is untouched then.
-  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   // handle_live: the handle has not been released.
   [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
 
@@ -2379,6 +2398,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   void run_fast(Lane& lane, const FastCall& call) noexcept override;
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
+  // post_fast: a fast call through sender when nothing stands in the way (see
+  // try_call_fast). False when the general path must decide (DEAD, stopping, no memory
+  // for the ring); arg is untouched then.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  std::shared_ptr<Scope> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                      Deadline room);
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads
@@ -2754,7 +2779,19 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
 }
 
 std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
-                                   Deadline room) {
+                                   Deadline room, SenderSource* senders) {
+  if (senders != nullptr && fast_path_applies(group, want_future)) {
+    Sender* sender = senders->sender_for(*this);
+    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
+      (void)arg.release();  // the call owns it now
+      return nullptr;
+    }
+  }
+  return call_general(group, m, std::move(arg), want_future, room);
+}
+
+std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                           Deadline room) {
   Lane* lane = &this->lane(group);
   accept();  // before the stopped_ check: see the class comment
   struct Refusal {
@@ -6604,8 +6641,8 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 // ---- capi/actor_cache.h ----
 // actor_cache: the actors a thread called last, for the fire-and-forget fast path. It
 // maps C handle ids to core actors without the handle table, so it lives in the C
-// boundary; whether a call may take the fast path is the core's rule
-// (Actor::fast_path_applies), and the fast post itself is the core's (Actor::post_fast).
+// boundary. Which path a call takes is the core's choice (Actor::call, and
+// Actor::try_call_fast for a cached sender): the cache only supplies this thread's Sender.
 //
 // A hit takes no lock and touches no reference count: the entry holds the actor (a
 // shared_ptr taken once, when the general path looked the handle up), so the actor
@@ -6638,25 +6675,40 @@ struct Hot {
 extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
 
-// try_post: tether_actor_call(id, NULL, m, arg, arg_drop, out = NULL) through what this
-// thread has cached: true once queued. False when the general path must take the call
-// (a miss, a released handle, a stop, ...); arg is untouched then. Inline: every
-// fire-and-forget call starts here.
-[[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+// try_post: tether_actor_call(id, group, m, arg, arg_drop, out) through what this thread
+// has cached (want_future: out is not NULL): true once queued. False when the general path
+// must take the call (a miss, not a fast call, a released handle, a stop, ...); arg is
+// untouched then. Inline: every call starts here.
+[[nodiscard]] inline bool try_post(uint64_t id, const char* group, bool want_future, tether_method_fn m, void* arg,
+                                   tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || m == nullptr) return false;
-  return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
+  return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
 }
 
 // forget_released: the general path is about to look id up: if this thread's entry for
 // it outlived its handle, it goes now.
 void forget_released(uint64_t id) noexcept;
 
-// post_after_lookup: the general path looked actor `id` up for a fire-and-forget call to
-// its default thread: cache it for this thread and post through the fast path if it
-// applies. False: the general path goes on (arg untouched).
-[[nodiscard]] bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m,
-                                     UserArg& arg) noexcept;
+// ThisThread: the general path's SenderSource (Actor::call) for actor `id`, which it has
+// looked up: asked for a sender, it caches the actor for this thread (a new entry, or its
+// entry moved to the front) and opens its sender at need. An entry that makes room is
+// closed only when this goes, after the call (closing may run user code that calls in).
+class ThisThread final : public Actor::SenderSource {
+ public:
+  ThisThread(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept : id_(id), actor_(actor) {}
+  ~ThisThread();
+  ThisThread(const ThisThread&) = delete;
+  ThisThread& operator=(const ThisThread&) = delete;
+
+  [[nodiscard]] Actor::Sender* sender_for(Actor& actor) noexcept override;
+
+ private:
+  const uint64_t id_;
+  const std::shared_ptr<Actor>& actor_;
+  std::shared_ptr<Actor> evicted_actor_;                 // the entry that made room, closed by ~ThisThread
+  std::unique_ptr<Actor::Sender> evicted_sender_;
+};
 
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
@@ -6911,12 +6963,10 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
-  // Fire and forget to the default thread: cached for this thread's next calls (which
-  // take the fast path in tether_actor_call), and posted through it if it applies.
-  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::post_after_lookup(a.id, actor, m, arg)) {
-    return TETHER_OK;
-  }
-  std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
+  // The core chooses the path; a fast call caches the actor for this thread's next calls.
+  actor_cache::ThisThread senders(a.id, actor);
+  std::shared_ptr<Scope> future =
+      actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns), &senders);
   if (out != nullptr) *out = future_handle(std::move(future));
   return TETHER_OK;
 }
@@ -6929,12 +6979,12 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
 }
 
-// post: tether_actor_call(_timeout): the fast path when the core's rule and this
-// thread's cache allow it (no handle table, no reference count: capi/actor_cache.h), else
-// the general path. Inline: every call starts here.
+// post: tether_actor_call(_timeout): through this thread's cached sender when the core
+// lets the call take the fast path (no handle table, no reference count:
+// capi/actor_cache.h), else the general path. Inline: every call starts here.
 inline tether_status post(tether_actor a, const char* group, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
                           tether_future* out, int64_t timeout_ns) {
-  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  if (actor_cache::try_post(a.id, group, out != nullptr, m, arg, arg_drop)) return TETHER_OK;
   return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
@@ -7124,12 +7174,18 @@ void forget_released(uint64_t id) noexcept {
   if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
 }
 
-bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || t_cache_gone) return false;
+ThisThread::~ThisThread() {
+  Entry evicted{0, std::move(evicted_actor_), std::move(evicted_sender_)};
+  evicted.close();
+}
+
+Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
+  const uint64_t id = id_;
+  const std::shared_ptr<Actor>& actor = actor_;
+  if (id == 0 || t_cache_gone || &target != actor.get()) return nullptr;
   Cache* cp = t_cache.get(&destroy_cache);
-  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
+  if (cp == nullptr) return nullptr;  // no memory to arm its cleanup: the general path serves
   Cache& c = *cp;
-  Closing evicted;
   Entry* e = find(c, id);
   if (e == nullptr) {
     std::unique_ptr<Actor::Sender> sender;
@@ -7137,7 +7193,10 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
       sender = actor->open_sender();
     } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
     }
-    evicted.entry = std::move(c.entries[kEntries - 1]);
+    Entry& last = c.entries[kEntries - 1];
+    last.id = 0;
+    evicted_actor_ = std::move(last.actor);
+    evicted_sender_ = std::move(last.sender);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
     c.entries[0] = Entry{id, actor, std::move(sender)};
   } else {
@@ -7150,11 +7209,7 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
     }
   }
   c.sync_hot();
-  Entry& first = c.entries[0];
-  if (!first.sender) return false;
-  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
-  (void)arg.release();  // the call owns it now
-  return true;
+  return c.entries[0].sender.get();
 }
 
 void forget(uint64_t id) noexcept {

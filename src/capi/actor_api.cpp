@@ -44,12 +44,10 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
-  // Fire and forget to the default thread: cached for this thread's next calls (which
-  // take the fast path in tether_actor_call), and posted through it if it applies.
-  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::post_after_lookup(a.id, actor, m, arg)) {
-    return TETHER_OK;
-  }
-  std::shared_ptr<Scope> future = actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns));
+  // The core chooses the path; a fast call caches the actor for this thread's next calls.
+  actor_cache::ThisThread senders(a.id, actor);
+  std::shared_ptr<Scope> future =
+      actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns), &senders);
   if (out != nullptr) *out = future_handle(std::move(future));
   return TETHER_OK;
 }
@@ -62,12 +60,12 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) { return call(a, group, m, owned, out, timeout_ns); });
 }
 
-// post: tether_actor_call(_timeout): the fast path when the core's rule and this
-// thread's cache allow it (no handle table, no reference count: capi/actor_cache.h), else
-// the general path. Inline: every call starts here.
+// post: tether_actor_call(_timeout): through this thread's cached sender when the core
+// lets the call take the fast path (no handle table, no reference count:
+// capi/actor_cache.h), else the general path. Inline: every call starts here.
 inline tether_status post(tether_actor a, const char* group, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
                           tether_future* out, int64_t timeout_ns) {
-  if (Actor::fast_path_applies(group, out != nullptr) && actor_cache::try_post(a.id, m, arg, arg_drop)) return TETHER_OK;
+  if (actor_cache::try_post(a.id, group, out != nullptr, m, arg, arg_drop)) return TETHER_OK;
   return call_slow(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 

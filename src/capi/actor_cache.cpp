@@ -95,12 +95,18 @@ void forget_released(uint64_t id) noexcept {
   if (h.id == id && id != 0 && !h.actor->handle_live()) forget(id);
 }
 
-bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m, UserArg& arg) noexcept {
-  if (id == 0 || t_cache_gone) return false;
+ThisThread::~ThisThread() {
+  Entry evicted{0, std::move(evicted_actor_), std::move(evicted_sender_)};
+  evicted.close();
+}
+
+Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
+  const uint64_t id = id_;
+  const std::shared_ptr<Actor>& actor = actor_;
+  if (id == 0 || t_cache_gone || &target != actor.get()) return nullptr;
   Cache* cp = t_cache.get(&destroy_cache);
-  if (cp == nullptr) return false;  // no memory to arm its cleanup: the general path serves
+  if (cp == nullptr) return nullptr;  // no memory to arm its cleanup: the general path serves
   Cache& c = *cp;
-  Closing evicted;
   Entry* e = find(c, id);
   if (e == nullptr) {
     std::unique_ptr<Actor::Sender> sender;
@@ -108,7 +114,10 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
       sender = actor->open_sender();
     } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
     }
-    evicted.entry = std::move(c.entries[kEntries - 1]);
+    Entry& last = c.entries[kEntries - 1];
+    last.id = 0;
+    evicted_actor_ = std::move(last.actor);
+    evicted_sender_ = std::move(last.sender);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
     c.entries[0] = Entry{id, actor, std::move(sender)};
   } else {
@@ -121,11 +130,7 @@ bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_
     }
   }
   c.sync_hot();
-  Entry& first = c.entries[0];
-  if (!first.sender) return false;
-  if (!first.actor->post_fast(*first.sender, m, arg.get(), arg.drop_fn())) return false;
-  (void)arg.release();  // the call owns it now
-  return true;
+  return c.entries[0].sender.get();
 }
 
 void forget(uint64_t id) noexcept {

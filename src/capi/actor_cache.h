@@ -1,7 +1,7 @@
 // actor_cache: the actors a thread called last, for the fire-and-forget fast path. It
 // maps C handle ids to core actors without the handle table, so it lives in the C
-// boundary; whether a call may take the fast path is the core's rule
-// (Actor::fast_path_applies), and the fast post itself is the core's (Actor::post_fast).
+// boundary. Which path a call takes is the core's choice (Actor::call, and
+// Actor::try_call_fast for a cached sender): the cache only supplies this thread's Sender.
 //
 // A hit takes no lock and touches no reference count: the entry holds the actor (a
 // shared_ptr taken once, when the general path looked the handle up), so the actor
@@ -38,25 +38,40 @@ struct Hot {
 extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
 
-// try_post: tether_actor_call(id, NULL, m, arg, arg_drop, out = NULL) through what this
-// thread has cached: true once queued. False when the general path must take the call
-// (a miss, a released handle, a stop, ...); arg is untouched then. Inline: every
-// fire-and-forget call starts here.
-[[nodiscard]] inline bool try_post(uint64_t id, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+// try_post: tether_actor_call(id, group, m, arg, arg_drop, out) through what this thread
+// has cached (want_future: out is not NULL): true once queued. False when the general path
+// must take the call (a miss, not a fast call, a released handle, a stop, ...); arg is
+// untouched then. Inline: every call starts here.
+[[nodiscard]] inline bool try_post(uint64_t id, const char* group, bool want_future, tether_method_fn m, void* arg,
+                                   tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || m == nullptr) return false;
-  return h.actor->post_fast(*h.sender, m, arg, arg_drop);  // checks the handle is live
+  return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
 }
 
 // forget_released: the general path is about to look id up: if this thread's entry for
 // it outlived its handle, it goes now.
 void forget_released(uint64_t id) noexcept;
 
-// post_after_lookup: the general path looked actor `id` up for a fire-and-forget call to
-// its default thread: cache it for this thread and post through the fast path if it
-// applies. False: the general path goes on (arg untouched).
-[[nodiscard]] bool post_after_lookup(uint64_t id, const std::shared_ptr<Actor>& actor, tether_method_fn m,
-                                     UserArg& arg) noexcept;
+// ThisThread: the general path's SenderSource (Actor::call) for actor `id`, which it has
+// looked up: asked for a sender, it caches the actor for this thread (a new entry, or its
+// entry moved to the front) and opens its sender at need. An entry that makes room is
+// closed only when this goes, after the call (closing may run user code that calls in).
+class ThisThread final : public Actor::SenderSource {
+ public:
+  ThisThread(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept : id_(id), actor_(actor) {}
+  ~ThisThread();
+  ThisThread(const ThisThread&) = delete;
+  ThisThread& operator=(const ThisThread&) = delete;
+
+  [[nodiscard]] Actor::Sender* sender_for(Actor& actor) noexcept override;
+
+ private:
+  const uint64_t id_;
+  const std::shared_ptr<Actor>& actor_;
+  std::shared_ptr<Actor> evicted_actor_;                 // the entry that made room, closed by ~ThisThread
+  std::unique_ptr<Actor::Sender> evicted_sender_;
+};
 
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;

@@ -69,10 +69,15 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
 
+  struct Sender;
+  class SenderSource;
   // call: queues m on the group's lane (group null: the default thread). Returns the
   // future's scope when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
-  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room);
+  // The one place that chooses the path: the fast path (below) when the call may take it
+  // and senders (may be null) has a Sender for this thread, else the general path.
+  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
+                              SenderSource* senders = nullptr);
 
   // state: TETHER_ACTOR_*; cause: the constructor's error when DEAD.
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
@@ -108,11 +113,11 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
-  // The fire-and-forget fast path (actor_fast_path.cpp). fast_path_applies: the calls it
-  // may take (no future, the default thread): the one place that rule is written; the
-  // actor's own conditions are checked by open_sender and post_fast. Sender: what one producer thread
-  // holds to call this actor without the general path: its tally and the ring it leased
-  // on the default lane. Used by that thread alone, between open and close.
+  // The fire-and-forget fast path (actor_fast_path.cpp): calls without a future to the
+  // default thread (fast_path_applies, the one place that rule is written), through a
+  // Sender: what one producer thread holds to call this actor without the general path,
+  // its tally and the ring it leased on the default lane. Used by that thread alone,
+  // between open and close. The actor's own conditions are open_sender's and post_fast's.
   [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
     return group == nullptr && !want_future;
   }
@@ -120,15 +125,29 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     CallLedger::Tally tally;
     CallRing* ring = nullptr;
   };
+  // SenderSource: where a caller keeps its threads' senders (the C boundary's per-thread
+  // cache, keyed by handle id): this thread's Sender for the actor, opened at need; null
+  // when it has none (no ring free, no memory).
+  class SenderSource {
+   public:
+    [[nodiscard]] virtual Sender* sender_for(Actor& actor) noexcept = 0;
+
+   protected:
+    ~SenderSource() = default;
+  };
+  // try_call_fast: call(group, m, arg, want_future, ...) through sender, when the call may
+  // take the fast path and nothing stands in the way: true once queued (arg_drop belongs
+  // to the call then). False: call() must take it (arg untouched). Inline: a cached
+  // sender's every call starts here.
+  [[nodiscard]] bool try_call_fast(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
+                                   tether_drop_fn arg_drop) noexcept {
+    return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
+  }
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free).
   // Throws std::bad_alloc.
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
-  // post_fast: call(nullptr, m, arg, false, 0) through sender when nothing stands in the
-  // way: true once queued (arg_drop belongs to the call then). False when the general
-  // path must decide (DEAD, stopping, no memory for the ring); arg is untouched then.
-  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   // handle_live: the handle has not been released.
   [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
 
@@ -148,6 +167,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   void run_fast(Lane& lane, const FastCall& call) noexcept override;
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
+  // post_fast: a fast call through sender when nothing stands in the way (see
+  // try_call_fast). False when the general path must decide (DEAD, stopping, no memory
+  // for the ring); arg is untouched then.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  std::shared_ptr<Scope> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                      Deadline room);
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads
