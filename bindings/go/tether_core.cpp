@@ -1026,6 +1026,13 @@ class Inbox {
 
   template <class Pred>
   size_t cancel_queued_if(Pred pred);
+  // give: w takes c, popped under the token, unless a canceller claimed it.
+  static bool give(Call* c, Work& w) noexcept {
+    if (c->claimed_) return false;
+    w.call = c;
+    w.target = nullptr;
+    return true;
+  }
   bool pop_shared(Work& w);  // several consumers: the mailbox alone
   bool pop_source(size_t s, Work& w, size_t& blocked);
   bool pop_mailbox(Work& w, size_t& blocked);
@@ -5164,11 +5171,7 @@ bool Inbox::pop_shared(Work& w) {
       MailboxNode* n = mailbox_.pop(token);
       if (n == nullptr) return false;  // a push is half linked: the caller retries
       c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
+      if (give(c, w)) return true;
     }
     c->unref();  // claimed: its canceller finishes it
   }
@@ -5190,11 +5193,7 @@ bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
       if (mailbox_.pop(token) == nullptr) return false;  // half linked: retried soon
       ++consumed_[kMailboxSource];
       c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
+      if (give(c, w)) return true;
     }
     c->unref();  // claimed: its canceller finishes it
   }
@@ -6876,6 +6875,18 @@ template <class H, class Out, class Read>
   });
 }
 
+// on_done_of: tether_runner_on_done / tether_future_on_done (both handles are scopes):
+// fn(arg) once h's scope has ended, arg_drop(arg) after; arg is dropped on any failure.
+template <class H>
+[[nodiscard]] tether_status on_done_of(H h, tether_notify_fn fn, void* arg, tether_drop_fn arg_drop) noexcept {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
+    auto scope = lookup(h);
+    require(fn, "fn");
+    scope->on_done(fn, std::move(owned));
+    return TETHER_OK;
+  });
+}
+
 // current_task: t checked to be the task of the callback running on this thread.
 [[nodiscard]] Task& current_task(const tether_task* t);
 
@@ -7651,12 +7662,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
 
 TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(f);
-    require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
-    return TETHER_OK;
-  });
+  return on_done_of(f, fn, arg, arg_drop);
 }
 
 TETHER_API tether_status tether_future_release(tether_future f) {
@@ -7890,12 +7896,7 @@ TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout
 
 TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(r);
-    require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
-    return TETHER_OK;
-  });
+  return on_done_of(r, fn, arg, arg_drop);
 }
 
 TETHER_API tether_status tether_runner_error(tether_runner r, tether_error* out) {

@@ -95,6 +95,18 @@ template <class H, class Out, class Read>
   });
 }
 
+// on_done_of: tether_runner_on_done / tether_future_on_done (both handles are scopes):
+// fn(arg) once h's scope has ended, arg_drop(arg) after; arg is dropped on any failure.
+template <class H>
+[[nodiscard]] tether_status on_done_of(H h, tether_notify_fn fn, void* arg, tether_drop_fn arg_drop) noexcept {
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
+    auto scope = lookup(h);
+    require(fn, "fn");
+    scope->on_done(fn, std::move(owned));
+    return TETHER_OK;
+  });
+}
+
 // current_task: t checked to be the task of the callback running on this thread.
 [[nodiscard]] Task& current_task(const tether_task* t);
 

@@ -132,12 +132,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
 
 TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(f);
-    require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
-    return TETHER_OK;
-  });
+  return on_done_of(f, fn, arg, arg_drop);
 }
 
 TETHER_API tether_status tether_future_release(tether_future f) {

@@ -89,12 +89,7 @@ TETHER_API tether_status tether_runner_join_all(tether_runner r, int64_t timeout
 
 TETHER_API tether_status tether_runner_on_done(tether_runner r, tether_notify_fn fn, void* arg,
                                                tether_drop_fn arg_drop) {
-  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(r);
-    require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
-    return TETHER_OK;
-  });
+  return on_done_of(r, fn, arg, arg_drop);
 }
 
 TETHER_API tether_status tether_runner_error(tether_runner r, tether_error* out) {

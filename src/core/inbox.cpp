@@ -156,11 +156,7 @@ bool Inbox::pop_shared(Work& w) {
       MailboxNode* n = mailbox_.pop(token);
       if (n == nullptr) return false;  // a push is half linked: the caller retries
       c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
+      if (give(c, w)) return true;
     }
     c->unref();  // claimed: its canceller finishes it
   }
@@ -182,11 +178,7 @@ bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
       if (mailbox_.pop(token) == nullptr) return false;  // half linked: retried soon
       ++consumed_[kMailboxSource];
       c = static_cast<Call*>(n);
-      if (!c->claimed_) {
-        w.call = c;
-        w.target = nullptr;
-        return true;
-      }
+      if (give(c, w)) return true;
     }
     c->unref();  // claimed: its canceller finishes it
   }

@@ -196,6 +196,13 @@ class Inbox {
 
   template <class Pred>
   size_t cancel_queued_if(Pred pred);
+  // give: w takes c, popped under the token, unless a canceller claimed it.
+  static bool give(Call* c, Work& w) noexcept {
+    if (c->claimed_) return false;
+    w.call = c;
+    w.target = nullptr;
+    return true;
+  }
   bool pop_shared(Work& w);  // several consumers: the mailbox alone
   bool pop_source(size_t s, Work& w, size_t& blocked);
   bool pop_mailbox(Work& w, size_t& blocked);
