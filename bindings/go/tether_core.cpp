@@ -22,12 +22,27 @@
 // before the comparison: none slips in after the destructor is queued. General calls
 // order this with seq_cst operations; fast calls (and the fast settle, which checks
 // stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before it sets stop_fenced_; no comparison is made before that flag. The
+// stop makes before end_ reaches kFenced; no comparison is made before that. The
 // settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
+// The actor's life is two states. life_ (atomic), set once by the constructor call:
+//   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
+//   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
+// end_ (guarded by mutex_), each step taken once and in this order:
+//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, self_
+//                               held (the actor lives until its destructor call ran)
+//   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
+//   kFenced     -> kDtorQueued  settled == accepted (finish_if_idle): dtor_call_ pushed
+//   kDtorQueued -> kEnded       the destructor call ran (or a manual lane dropped it):
+//                               self_ let go, stop() and release() waiters woken
+// Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
+// and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
+// past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
+// see stop_requested), handle_live_ (cleared before handle_ended_ is set).
+//
 // Thread safety: every public member may be called from any thread. mutex_ guards the
-// stop's bookkeeping (marked); life_, stopped_, cancel_ and handle_live_ are atomics.
+// marked fields; life_, stopped_, cancel_ and handle_live_ are atomics.
 // state_ptr_ is written by the constructor before life_ becomes ALIVE (release) and
 // before the group lanes open, and read only by execution threads after that.
 
@@ -2432,7 +2447,6 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::atomic<Life> life_{Life::Constructing};
   ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
   void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
-  bool constructed_ = false;   // likewise; read by the destructor call
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
@@ -2440,15 +2454,13 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
   alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
   alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
-  std::atomic<bool> dtor_queued_{false};
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  bool stop_started_ = false;        // guarded by mutex_
-  bool stop_fenced_ = false;         // guarded by mutex_: the stop's heavy fence is done
+  enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
+  End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_
-  bool dtor_done_ = false;           // guarded by mutex_
   bool handle_ended_ = false;        // guarded by mutex_
   std::shared_ptr<Actor> self_;      // guarded by mutex_: keeps the actor alive from stop to destructor
 };
@@ -2599,7 +2611,6 @@ class Actor::CtorCall : public Call {
       actor_.life_.store(Life::Dead, std::memory_order_release);
     } else {
       actor_.state_ptr_ = state;
-      actor_.constructed_ = true;
       actor_.life_.store(Life::Alive, std::memory_order_release);
     }
     for (Group& g : actor_.groups_) g.lane->open();
@@ -2713,7 +2724,10 @@ class Actor::DtorCall : public Call {
 
  private:
   void finish() noexcept {
-    if (actor_.constructed_ && actor_.dtor_ != nullptr) actor_.dtor_(actor_.state_ptr_);
+    // On the default thread, after the constructor call: life_ is final and ours to read.
+    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && actor_.dtor_ != nullptr) {
+      actor_.dtor_(actor_.state_ptr_);
+    }
     for (Group& g : actor_.groups_) g.lane->close();
     // The actor leaves its executor before anyone hears it stopped, so a release of the
     // executor's handle that follows the actor's release finds itself the last user.
@@ -2721,7 +2735,7 @@ class Actor::DtorCall : public Call {
     std::shared_ptr<Actor> self;
     {
       std::lock_guard lock(actor_.mutex_);
-      actor_.dtor_done_ = true;
+      actor_.end_ = End::kEnded;  // from kDtorQueued
       self = std::move(actor_.self_);
     }
     actor_.cv_.notify_all();
@@ -2894,11 +2908,12 @@ void Actor::finish_if_idle() noexcept {
   std::shared_ptr<Actor> keep;
   {
     std::lock_guard lock(mutex_);
-    if (!stop_fenced_) return;  // the stop compares itself once fenced: see the class comment
+    // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
+    if (end_ != End::kFenced) return;
     const uint64_t settled = settled_.load(std::memory_order_seq_cst) +  // first: see the class comment
                              fast_settled_.load(std::memory_order_acquire);
     if (settled != accepted_.load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
-    if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
+    end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
     keep = self_;
@@ -2931,8 +2946,9 @@ void Actor::start_stop(bool cancel) {
   bool cancel_now = false;
   {
     std::lock_guard lock(mutex_);
-    if (!stop_started_) {
-      first = stop_started_ = true;
+    if (end_ == End::kRunning) {
+      end_ = End::kStopping;
+      first = true;
       self_ = shared_from_this();
       stopped_.store(true, std::memory_order_seq_cst);
     }
@@ -2949,7 +2965,7 @@ void Actor::start_stop(bool cancel) {
     heavy_fence();  // pairs with the light_fence of fast calls and fast settles
     {
       std::lock_guard lock(mutex_);
-      stop_fenced_ = true;
+      end_ = End::kFenced;  // from kStopping: only this first stop moves it on
     }
     finish_if_idle();
   }
@@ -2967,12 +2983,12 @@ bool Actor::is_inside() const noexcept {
 int32_t Actor::stop(int32_t mode, Deadline deadline) {
   start_stop(mode == TETHER_STOP_CANCEL);
   std::unique_lock lock(mutex_);
-  if (dtor_done_) return TETHER_OK;
+  if (end_ == End::kEnded) return TETHER_OK;
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside() || ControlThread::is_current()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return dtor_done_ || handle_ended_; });
-  if (dtor_done_) return TETHER_OK;
+  deadline.wait(cv_, lock, [&] { return end_ == End::kEnded || handle_ended_; });
+  if (end_ == End::kEnded) return TETHER_OK;
   return handle_ended_ ? TETHER_E_INVALID_HANDLE : TETHER_E_TIMEOUT;
 }
 
@@ -2991,7 +3007,7 @@ void Actor::release(bool wait) {
   }
   {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return dtor_done_; });
+    cv_.wait(lock, [&] { return end_ == End::kEnded; });
   }
   group_threads_->join_all();
   // The executor's thread ends with its last user: when that was this actor (its own

@@ -42,7 +42,6 @@ class Actor::CtorCall : public Call {
       actor_.life_.store(Life::Dead, std::memory_order_release);
     } else {
       actor_.state_ptr_ = state;
-      actor_.constructed_ = true;
       actor_.life_.store(Life::Alive, std::memory_order_release);
     }
     for (Group& g : actor_.groups_) g.lane->open();
@@ -156,7 +155,10 @@ class Actor::DtorCall : public Call {
 
  private:
   void finish() noexcept {
-    if (actor_.constructed_ && actor_.dtor_ != nullptr) actor_.dtor_(actor_.state_ptr_);
+    // On the default thread, after the constructor call: life_ is final and ours to read.
+    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && actor_.dtor_ != nullptr) {
+      actor_.dtor_(actor_.state_ptr_);
+    }
     for (Group& g : actor_.groups_) g.lane->close();
     // The actor leaves its executor before anyone hears it stopped, so a release of the
     // executor's handle that follows the actor's release finds itself the last user.
@@ -164,7 +166,7 @@ class Actor::DtorCall : public Call {
     std::shared_ptr<Actor> self;
     {
       std::lock_guard lock(actor_.mutex_);
-      actor_.dtor_done_ = true;
+      actor_.end_ = End::kEnded;  // from kDtorQueued
       self = std::move(actor_.self_);
     }
     actor_.cv_.notify_all();
@@ -337,11 +339,12 @@ void Actor::finish_if_idle() noexcept {
   std::shared_ptr<Actor> keep;
   {
     std::lock_guard lock(mutex_);
-    if (!stop_fenced_) return;  // the stop compares itself once fenced: see the class comment
+    // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
+    if (end_ != End::kFenced) return;
     const uint64_t settled = settled_.load(std::memory_order_seq_cst) +  // first: see the class comment
                              fast_settled_.load(std::memory_order_acquire);
     if (settled != accepted_.load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
-    if (dtor_queued_.exchange(true, std::memory_order_acq_rel)) return;
+    end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
     keep = self_;
@@ -374,8 +377,9 @@ void Actor::start_stop(bool cancel) {
   bool cancel_now = false;
   {
     std::lock_guard lock(mutex_);
-    if (!stop_started_) {
-      first = stop_started_ = true;
+    if (end_ == End::kRunning) {
+      end_ = End::kStopping;
+      first = true;
       self_ = shared_from_this();
       stopped_.store(true, std::memory_order_seq_cst);
     }
@@ -392,7 +396,7 @@ void Actor::start_stop(bool cancel) {
     heavy_fence();  // pairs with the light_fence of fast calls and fast settles
     {
       std::lock_guard lock(mutex_);
-      stop_fenced_ = true;
+      end_ = End::kFenced;  // from kStopping: only this first stop moves it on
     }
     finish_if_idle();
   }
@@ -410,12 +414,12 @@ bool Actor::is_inside() const noexcept {
 int32_t Actor::stop(int32_t mode, Deadline deadline) {
   start_stop(mode == TETHER_STOP_CANCEL);
   std::unique_lock lock(mutex_);
-  if (dtor_done_) return TETHER_OK;
+  if (end_ == End::kEnded) return TETHER_OK;
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside() || ControlThread::is_current()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return dtor_done_ || handle_ended_; });
-  if (dtor_done_) return TETHER_OK;
+  deadline.wait(cv_, lock, [&] { return end_ == End::kEnded || handle_ended_; });
+  if (end_ == End::kEnded) return TETHER_OK;
   return handle_ended_ ? TETHER_E_INVALID_HANDLE : TETHER_E_TIMEOUT;
 }
 
@@ -434,7 +438,7 @@ void Actor::release(bool wait) {
   }
   {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return dtor_done_; });
+    cv_.wait(lock, [&] { return end_ == End::kEnded; });
   }
   group_threads_->join_all();
   // The executor's thread ends with its last user: when that was this actor (its own

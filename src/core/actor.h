@@ -14,12 +14,27 @@
 // before the comparison: none slips in after the destructor is queued. General calls
 // order this with seq_cst operations; fast calls (and the fast settle, which checks
 // stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before it sets stop_fenced_; no comparison is made before that flag. The
+// stop makes before end_ reaches kFenced; no comparison is made before that. The
 // settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
+// The actor's life is two states. life_ (atomic), set once by the constructor call:
+//   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
+//   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
+// end_ (guarded by mutex_), each step taken once and in this order:
+//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, self_
+//                               held (the actor lives until its destructor call ran)
+//   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
+//   kFenced     -> kDtorQueued  settled == accepted (finish_if_idle): dtor_call_ pushed
+//   kDtorQueued -> kEnded       the destructor call ran (or a manual lane dropped it):
+//                               self_ let go, stop() and release() waiters woken
+// Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
+// and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
+// past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
+// see stop_requested), handle_live_ (cleared before handle_ended_ is set).
+//
 // Thread safety: every public member may be called from any thread. mutex_ guards the
-// stop's bookkeeping (marked); life_, stopped_, cancel_ and handle_live_ are atomics.
+// marked fields; life_, stopped_, cancel_ and handle_live_ are atomics.
 // state_ptr_ is written by the constructor before life_ becomes ALIVE (release) and
 // before the group lanes open, and read only by execution threads after that.
 #pragma once
@@ -194,7 +209,6 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::atomic<Life> life_{Life::Constructing};
   ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
   void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
-  bool constructed_ = false;   // likewise; read by the destructor call
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
@@ -202,15 +216,13 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
   alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
   alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
-  std::atomic<bool> dtor_queued_{false};
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  bool stop_started_ = false;        // guarded by mutex_
-  bool stop_fenced_ = false;         // guarded by mutex_: the stop's heavy fence is done
+  enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
+  End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_
-  bool dtor_done_ = false;           // guarded by mutex_
   bool handle_ended_ = false;        // guarded by mutex_
   std::shared_ptr<Actor> self_;      // guarded by mutex_: keeps the actor alive from stop to destructor
 };
