@@ -816,7 +816,8 @@ class Mailbox {
 
   // maybe_nonempty: something is queued or being pushed. Safe without the token (it
   // compares pointers, never follows them); seq_cst on tail_ so a consumer about to park
-  // and a producer that just pushed cannot both miss each other (see Lane).
+  // and a producer that just pushed cannot both miss each other (the wait protocols of
+  // pinned_lane.h and shared_lane.h).
   [[nodiscard]] bool maybe_nonempty() const noexcept {
     // Empty is head_ == tail_ == &stub_; a single queued node can be both head_ and tail_.
     const MailboxNode* tail = tail_.load(std::memory_order_seq_cst);
@@ -826,7 +827,8 @@ class Mailbox {
   Mailbox& operator=(const Mailbox&) = delete;
 
   // push: appends n (the caller gives up n until it is popped). Wait-free but for the
-  // exchange; seq_cst so that a consumer about to park sees it (see Lane).
+  // exchange; seq_cst so that a consumer about to park sees it (the wait protocols of
+  // pinned_lane.h and shared_lane.h).
   void push(MailboxNode* n) noexcept {
     n->next.store(nullptr, std::memory_order_relaxed);
     MailboxNode* prev = tail_.exchange(n, std::memory_order_seq_cst);
