@@ -168,4 +168,5 @@
   X(wakeup_executor_bursts_from_hopping_threads) \
   X(wakeup_executor_bursts_no_spin) \
   X(wakeup_actor_tell_bursts_from_hopping_threads) \
+  X(wakeup_group_bursts_from_hopping_threads) \
   /* end */
