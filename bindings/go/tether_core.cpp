@@ -5724,7 +5724,7 @@ class Scope::Participant : public ThreadBody {
   // run: ends normally, or by the forced unwind of a callback that ended this thread
   // (let_next_task_end_thread, task.h): the scope hears of that as a failure on the way out.
   TETHER_CATCHES_FORCED_UNWIND void run() override {
-    ServingAs serving(scope_.get());  // for the thread's whole run, the scope told (end) or not
+    ServingAs serving(scope_.get());  // until run() returns, normally or by a forced unwind
     ErrorPtr error;
     try {
       let_next_task_end_thread();
