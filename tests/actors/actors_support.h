@@ -1,4 +1,5 @@
-// actors_support.h: helpers for the executor, future and actor tests (tests/actors/).
+// actors_support.h: the executor, future and actor suite's own helpers (tests/actors/),
+// on top of tests/support.
 //
 // Written against the public header only. The helpers keep the tests honest about:
 //   - every wait has a bound (Gate::wait_for, Counter::wait_for, wait_until, kLong);
@@ -11,11 +12,11 @@
 // threads still touch is alive.
 #pragma once
 
-#include <dirent.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <tether/tether.h>
+
+#include "support/sync.h"
+#include "support/threads.h"
+#include "support/waits.h"
 
 #include <algorithm>
 #include <atomic>
@@ -32,108 +33,10 @@
 #include <utility>
 #include <vector>
 
-#ifndef TETHER_TEST_DEFAULT_SCALE
-#define TETHER_TEST_DEFAULT_SCALE 1
-#endif
-
 namespace at {
 
-using Clock = std::chrono::steady_clock;
-using namespace std::chrono_literals;
-
-// kLong: the bound of every wait that is expected to succeed; also how long a method
-// "blocked forever" waits for its gate before giving up (the test opens it at the end).
-inline constexpr std::chrono::seconds kLong{20};
-inline constexpr int64_t kLongNs = INT64_C(20) * 1000 * 1000 * 1000;
-// kPrompt: how soon something that must not wait on a busy thread has to answer. Well
-// below kLong, so a call that secretly waited for a blocked method is caught.
-inline constexpr std::chrono::seconds kPrompt{5};
-// kShortNs: the timeout of a wait that is expected to time out.
-inline constexpr int64_t kShortNs = INT64_C(20) * 1000 * 1000;
-
-constexpr int64_t ns_from_ms(int64_t ms) { return ms * 1000 * 1000; }
-
-// scale: TETHER_TEST_SCALE from the environment when set, else the build's default
-// (4 under ASan, 10 under TSan, 20 under valgrind, 1 otherwise).
-inline int scale() {
-  static const int s = [] {
-    if (const char *env = std::getenv("TETHER_TEST_SCALE")) {
-      const int v = std::atoi(env);
-      if (v > 0) return v;
-    }
-    return TETHER_TEST_DEFAULT_SCALE;
-  }();
-  return s;
-}
-
-// scaled(n): a stress size divided by the scale, never below 1.
-inline size_t scaled(size_t n) { return std::max<size_t>(1, n / static_cast<size_t>(scale())); }
-
-// tid: the calling thread's gettid().
-inline uint64_t tid() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
-
-// Gate: a one-shot flag a thread can wait on with a bound.
-class Gate {
- public:
-  void set() {
-    std::lock_guard<std::mutex> lk(mu_);
-    set_ = true;
-    cv_.notify_all();  // under the lock: a waiter may destroy the gate once it wakes
-  }
-  [[nodiscard]] bool is_set() const {
-    std::lock_guard<std::mutex> lk(mu_);
-    return set_;
-  }
-  // wait_for: true once set, false when d passed first.
-  [[nodiscard]] bool wait_for(std::chrono::nanoseconds d) const {
-    std::unique_lock<std::mutex> lk(mu_);
-    return cv_.wait_for(lk, d, [&] { return set_; });
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  bool set_ = false;  // guarded by mu_
-};
-
-// Counter: counts events; a thread can wait, with a bound, for a count to be reached.
-// Also a bounded barrier: add(1) then wait_for(n, d).
-class Counter {
- public:
-  void add(int n = 1) {
-    std::lock_guard<std::mutex> lk(mu_);
-    n_ += n;
-    cv_.notify_all();
-  }
-  [[nodiscard]] int get() const {
-    std::lock_guard<std::mutex> lk(mu_);
-    return n_;
-  }
-  // wait_for: true once get() >= n, false when d passed first.
-  [[nodiscard]] bool wait_for(int n, std::chrono::nanoseconds d) const {
-    std::unique_lock<std::mutex> lk(mu_);
-    return cv_.wait_for(lk, d, [&] { return n_ >= n; });
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  int n_ = 0;  // guarded by mu_
-};
-
-inline void count_drop(void *counter) { static_cast<Counter *>(counter)->add(); }
-
-// wait_until: polls a condition the API only exposes by polling (a thread count), with a
-// bound. Returns pred()'s last value.
-template <class Pred>
-bool wait_until(Pred pred, std::chrono::nanoseconds d) {
-  const auto deadline = Clock::now() + d;
-  while (!pred()) {
-    if (Clock::now() >= deadline) return pred();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
-}
+// The shared helpers (bounds, scale, Gate, Counter, tid, thread names): tests/support.
+using namespace tether_test;
 
 // Closures: a std::function carried through an arg/arg_drop pair. The drop deletes it and
 // counts on `drops` (may be null), so a test can assert the arg was dropped exactly once.
@@ -391,33 +294,6 @@ inline tether_actor_stats actor_stats(tether_actor a) {
   return s;
 }
 
-// thread_names: the OS names of this process's threads, from /proc/self/task.
-inline std::vector<std::string> thread_names() {
-  std::vector<std::string> names;
-  DIR *d = opendir("/proc/self/task");
-  if (d == nullptr) return names;
-  while (dirent *ent = readdir(d)) {
-    if (ent->d_name[0] == '.') continue;
-    std::ifstream f(std::string("/proc/self/task/") + ent->d_name + "/comm");
-    std::string comm;
-    if (std::getline(f, comm)) names.push_back(comm);
-  }
-  closedir(d);
-  return names;
-}
-inline size_t thread_count() { return thread_names().size(); }
-inline size_t threads_named(const std::string &prefix) {
-  size_t n = 0;
-  for (const std::string &s : thread_names()) n += s.rfind(prefix, 0) == 0 ? 1 : 0;
-  return n;
-}
-// threads_gone: whether every thread named `prefix` leaves /proc/self/task within
-// kPrompt. A joined thread stays listed a moment after its join returned (the kernel
-// wakes the joiner before it reaps the thread), so "none left" is polled, never read once.
-inline bool threads_gone(const std::string &prefix) {
-  return wait_until([&] { return threads_named(prefix) == 0; }, kPrompt);
-}
-
 inline const char *state_name(int32_t s) {
   switch (s) {
     case TETHER_PENDING: return "PENDING";
@@ -427,14 +303,6 @@ inline const char *state_name(int32_t s) {
     case TETHER_CANCELLED: return "CANCELLED";
     default: return "(invalid)";
   }
-}
-
-// elapsed: how long f() took.
-template <class F>
-std::chrono::nanoseconds elapsed(F &&f) {
-  const auto t0 = Clock::now();
-  f();
-  return Clock::now() - t0;
 }
 
 }  // namespace at

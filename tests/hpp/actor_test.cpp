@@ -27,11 +27,11 @@ thread_local int tl_value = 0;
 // Probe: a state that records where it was built and destroyed.
 struct Probe {
   explicit Probe(std::shared_ptr<Counter> dtors, std::shared_ptr<std::atomic<uint64_t>> dtor_tid)
-      : ctor_tid(this_tid()), dtors_(std::move(dtors)), dtor_tid_(std::move(dtor_tid)) {}
+      : ctor_tid(tether_test::tid()), dtors_(std::move(dtors)), dtor_tid_(std::move(dtor_tid)) {}
   Probe(Probe&&) = default;
   ~Probe() {
     if (dtors_) {
-      *dtor_tid_ = this_tid();
+      *dtor_tid_ = tether_test::tid();
       dtors_->add();
     }
   }
@@ -63,11 +63,11 @@ TEST(Actor, StateIsBuiltOnThePinnedThreadAndThreadLocalsPersist) {
     ASSERT_TRUE(f.wait_for(kLong));
     const auto [sum, ctor_tid] = f.get();
     EXPECT_EQ(43, sum) << "the constructor's thread-local value is visible to the method";
-    Future<uint64_t> method_tid = actor.call([](Probe&) { return this_tid(); });
+    Future<uint64_t> method_tid = actor.call([](Probe&) { return tether_test::tid(); });
     ASSERT_TRUE(method_tid.wait_for(kLong));
     pinned = method_tid.get();
     EXPECT_EQ(ctor_tid, pinned);
-    EXPECT_NE(this_tid(), pinned);
+    EXPECT_NE(tether_test::tid(), pinned);
     EXPECT_EQ(pinned, actor.stats().os_thread_id);
     EXPECT_EQ(ActorState::Alive, actor.state());
     EXPECT_EQ(0, seen.dtors->get());
@@ -82,8 +82,8 @@ TEST(Actor, CallInRunsOnTheGroupsOwnThread) {
     return Observed().make();
   });
   Future<std::pair<std::string, uint64_t>> io =
-      actor.call_in("io", [](Probe&, Task& t) { return std::make_pair(std::string(t.thread_name()), this_tid()); });
-  Future<uint64_t> def = actor.call([](Probe&) { return this_tid(); });
+      actor.call_in("io", [](Probe&, Task& t) { return std::make_pair(std::string(t.thread_name()), tether_test::tid()); });
+  Future<uint64_t> def = actor.call([](Probe&) { return tether_test::tid(); });
   ASSERT_TRUE(io.wait_for(kLong));
   ASSERT_TRUE(def.wait_for(kLong));
   const auto [name, io_tid] = io.get();
@@ -104,7 +104,7 @@ TEST(Actor, ABlockedDefaultGroupNeverStallsAnotherGroupOrTheControlPlane) {
   auto actor = Actor<Probe>::create({.name = "hpp-blk", .groups = {{"io", 1}}}, [] { return Observed().make(); });
   Gate started, go;
   Future<void> blocked = actor.call([&](Probe&) {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
@@ -114,7 +114,7 @@ TEST(Actor, ABlockedDefaultGroupNeverStallsAnotherGroupOrTheControlPlane) {
   EXPECT_EQ(ActorState::Alive, actor.state());
   EXPECT_EQ(State::Running, blocked.poll());
   (void)actor.stats();
-  go.open();
+  go.set();
   ASSERT_TRUE(blocked.wait_for(kLong));
   blocked.get();
 }
@@ -190,7 +190,7 @@ TEST(Actor, ANullUniquePtrMakesTheActorDead) {
     return std::unique_ptr<Probe>();
   });
   Future<void> f = actor.call([](Probe&) {});
-  queued.open();
+  queued.set();
   ASSERT_TRUE(f.wait_for(kLong));
   const Error e = thrown([&] { f.get(); });
   EXPECT_EQ(TETHER_E_ACTOR_DEAD, e.code());
@@ -206,7 +206,7 @@ TEST(Actor, ConstructorExceptionMakesTheActorDeadWithTheCause) {
     throw std::runtime_error("ctor boom");
   });
   Future<int> queued = actor.call([](Probe&) { return 1; });
-  go.open();
+  go.set();
   ASSERT_TRUE(queued.wait_for(kLong));
   EXPECT_EQ(State::Failed, queued.poll());
   const Error e = thrown([&] { (void)queued.get(); });
@@ -234,12 +234,12 @@ TEST(Actor, ConstructorThatRecordsAFailureDestroysWhatItReturnedOnThePinnedThrea
   Gate go;
   auto actor = Actor<Probe>::create([&seen, &go, ctor_tid](Task& t) {
     EXPECT_TRUE(go.wait_for());
-    *ctor_tid = this_tid();
+    *ctor_tid = tether_test::tid();
     t.fail(5, "not today");
     return seen.make();  // built, but the actor is DEAD: it must not leak
   });
   Future<void> f = actor.call([](Probe&) {});
-  go.open();
+  go.set();
   ASSERT_TRUE(f.wait_for(kLong));
   const Error e = thrown([&] { f.get(); });
   EXPECT_EQ(TETHER_E_ACTOR_DEAD, e.code());
@@ -267,7 +267,7 @@ TEST(Actor, StopCancelWhileAMethodIsBlocked) {
   auto actor = Actor<Probe>::create({.name = "hpp-stopc"}, [&seen] { return seen.make(); });
   Gate started;
   Future<int> running = actor.call([&](Probe&, Task& t) {
-    started.open();
+    started.set();
     EXPECT_TRUE(until([&] { return t.stop_requested(); }));
     return 1;
   });
@@ -291,33 +291,33 @@ TEST(Actor, StopDrainRunsWhatIsQueuedThenTheDestructor) {
   auto order = std::make_shared<std::vector<std::string>>();  // touched only on the pinned thread
   struct Logger {
     std::shared_ptr<std::vector<std::string>> order;
-    uint64_t tid = this_tid();
+    uint64_t tid = tether_test::tid();
     std::shared_ptr<std::atomic<uint64_t>> dtor_tid;
     ~Logger() {
       if (order) {
         order->push_back("dtor");
-        *dtor_tid = this_tid();
+        *dtor_tid = tether_test::tid();
       }
     }
   };
   auto dtor_tid = std::make_shared<std::atomic<uint64_t>>(0);
-  auto actor = Actor<Logger>::create([&] { return Logger{order, this_tid(), dtor_tid}; });
+  auto actor = Actor<Logger>::create([&] { return Logger{order, tether_test::tid(), dtor_tid}; });
   Gate started, go;
   actor.post([&](Logger& l) {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
     l.order->push_back("first");
   });
   ASSERT_TRUE(started.wait_for());
   for (int i = 0; i < 5; ++i) actor.post([i](Logger& l) { l.order->push_back(std::to_string(i)); });
   EXPECT_FALSE(actor.stop(StopMode::Drain, std::chrono::milliseconds(0))) << "the method still runs";
-  go.open();
+  go.set();
   EXPECT_TRUE(actor.stop(StopMode::Drain, kLong));
   const std::vector<std::string> expected{"first", "0", "1", "2", "3", "4", "dtor"};
   EXPECT_EQ(expected, *order);
   EXPECT_EQ(ActorState::Stopped, actor.state());
   EXPECT_NE(0u, dtor_tid->load());
-  EXPECT_NE(this_tid(), dtor_tid->load());
+  EXPECT_NE(tether_test::tid(), dtor_tid->load());
 }
 
 TEST(Actor, StopFromInsideIsDeadlockAfterStartingTheStop) {
@@ -353,7 +353,7 @@ TEST(Actor, ActorsOnOneExecutorShareItsThread) {
   auto a = Actor<Probe>::create({.executor = &e}, [] { return Observed().make(); });
   auto b = Actor<Probe>::create({.executor = &e}, [] { return Observed().make(); });
   Future<uint64_t> ta = a.call([](Probe& p) { return p.ctor_tid; });
-  Future<uint64_t> tb = b.call([](Probe&) { return this_tid(); });
+  Future<uint64_t> tb = b.call([](Probe&) { return tether_test::tid(); });
   ASSERT_TRUE(ta.wait_for(kLong));
   ASSERT_TRUE(tb.wait_for(kLong));
   const uint64_t exec_tid = e.stats().os_thread_id;
@@ -376,7 +376,7 @@ TEST(Actor, NestedThreadsInAMethodBelongToItsFuture) {
     return 1;
   });
   EXPECT_FALSE(ok.wait_for(std::chrono::milliseconds(0)));
-  go.open();
+  go.set();
   ASSERT_TRUE(ok.wait_for(kLong));
   EXPECT_TRUE(nested_done.load()) << "the future completes after its nested thread";
   EXPECT_EQ(1, ok.get());
@@ -395,7 +395,7 @@ TEST(Actor, BoundedMailbox) {
   auto actor = Actor<Probe>::create({.mailbox_capacity = 1}, [] { return Observed().make(); });
   Gate started, go;
   Future<void> blocked = actor.call([&](Probe&) {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
@@ -403,7 +403,7 @@ TEST(Actor, BoundedMailbox) {
   EXPECT_EQ(TETHER_E_QUEUE_FULL, thrown([&] { (void)actor.call([](Probe&) { return 2; }); }).code());
   EXPECT_EQ(TETHER_E_TIMEOUT,
             thrown([&] { (void)actor.call_for(std::chrono::milliseconds(5), [](Probe&) { return 3; }); }).code());
-  go.open();
+  go.set();
   ASSERT_TRUE(queued.wait_for(kLong));
   EXPECT_EQ(1, queued.get());
   Future<int> later = actor.call_for(kLong, [](Probe&) { return 4; });

@@ -22,12 +22,12 @@ TEST(Executor, SubmitReturnsAFutureOfTheValueOnTheExecutorThread) {
   Executor e = Executor::create({.name = "hpp-exec"});
   Future<uint64_t> tid = e.submit([](Task& t) {
     EXPECT_EQ("hpp-exec", t.thread_name());
-    return this_tid();
+    return tether_test::tid();
   });
   ASSERT_TRUE(tid.wait_for(kLong));
   EXPECT_EQ(State::Succeeded, tid.poll());
   const uint64_t id = tid.get();
-  EXPECT_NE(this_tid(), id);
+  EXPECT_NE(tether_test::tid(), id);
   EXPECT_EQ(id, e.stats().os_thread_id);
   EXPECT_EQ(TETHER_E_WRONG_STATE, thrown([&] { (void)tid.get(); }).code()) << "a result is taken once";
 }
@@ -109,7 +109,7 @@ TEST(Executor, CancelPendingWorkNeverRunsAndDropsItsClosureAtOnce) {
   Executor e = Executor::create({.name = "hpp-cancel"});
   Gate started, go;
   Future<void> blocker = e.submit([&] {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
@@ -126,7 +126,7 @@ TEST(Executor, CancelPendingWorkNeverRunsAndDropsItsClosureAtOnce) {
   EXPECT_EQ(1, drops->get()) << "a cancelled pending task's closure is dropped before cancel returns";
   const Error err = thrown([&] { (void)pending.get(); });
   EXPECT_EQ(TETHER_E_CANCELLED, err.code());
-  go.open();
+  go.set();
   ASSERT_TRUE(blocker.wait_for(kLong));
   blocker.get();
   Future<void> sync = e.submit([] {});
@@ -139,7 +139,7 @@ TEST(Executor, CancelRunningWorkRequestsStop) {
   Executor e = Executor::create();
   Gate started;
   Future<int> f = e.submit([&](Task& t) {
-    started.open();
+    started.set();
     EXPECT_TRUE(until([&] { return t.stop_requested(); }));
     return 5;  // returning normally after a cancel: CANCELLED, the value dropped
   });
@@ -162,7 +162,7 @@ TEST(Executor, OnDoneRunsOnceWhenTerminal) {
   });
   f.on_done([&notified, token = Token(drops)] { notified.add(); });
   EXPECT_EQ(0, notified.get());
-  go.open();
+  go.set();
   ASSERT_TRUE(notified.wait_for(1));
   ASSERT_TRUE(drops->wait_for(1));
   EXPECT_EQ(3, f.get());
@@ -180,7 +180,7 @@ TEST(Executor, OnDoneStillRunsAfterTheFutureIsReleased) {
   f.on_done([&notified] { notified.add(); });
   f.release();
   EXPECT_FALSE(f.valid());
-  go.open();
+  go.set();
   EXPECT_TRUE(notified.wait_for(1));
 }
 
@@ -200,7 +200,7 @@ TEST(Executor, WaitAnyGivesTheLowestTerminalIndex) {
   EXPECT_EQ(1, fs[1].get());
   EXPECT_EQ(TETHER_E_INVALID_HANDLE, thrown([] { (void)tether::wait_any(std::vector<Future<int>>(1)); }).code())
       << "an empty Future in the range";
-  go.open();
+  go.set();
   ASSERT_TRUE(fs[0].wait_for(kLong));
   EXPECT_EQ(0u, tether::wait_any(fs));
   EXPECT_EQ(TETHER_E_INVALID_ARGUMENT, thrown([] { (void)tether::wait_any(std::vector<Future<int>>()); }).code());
@@ -212,7 +212,7 @@ TEST(Executor, WaitAnyTimesOut) {
   std::vector<Future<void>> fs;
   fs.push_back(e.submit([&] { EXPECT_TRUE(go.wait_for()); }));
   EXPECT_FALSE(tether::wait_any_for(fs, std::chrono::milliseconds(1)).has_value());
-  go.open();
+  go.set();
   EXPECT_EQ(0u, tether::wait_any_for(fs, kLong).value());
 }
 
@@ -220,7 +220,7 @@ TEST(Executor, BoundedQueueRefusesWhenFull) {
   Executor e = Executor::create({.name = "hpp-bounded", .queue_capacity = 1});
   Gate started, go;
   Future<void> blocker = e.submit([&] {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
@@ -233,7 +233,7 @@ TEST(Executor, BoundedQueueRefusesWhenFull) {
   EXPECT_EQ(TETHER_E_TIMEOUT, timed_out.code());
   EXPECT_EQ(TETHER_E_QUEUE_FULL, thrown([&] { e.post([] {}); }).code());
   EXPECT_GE(e.stats().rejected, 2u);
-  go.open();
+  go.set();
   ASSERT_TRUE(queued.wait_for(kLong));
   EXPECT_EQ(2, queued.get());
   Future<int> roomy = e.submit_for(kLong, [] { return 5; });
@@ -281,12 +281,12 @@ void on_own_thread(Body&& body) {
 TEST(Executor, ManualExecutorRunsOnTheCallingThread) {
   on_own_thread([] {
     Executor e = Executor::create({.name = "hpp-manual", .manual = true});
-    Future<uint64_t> f = e.submit([] { return this_tid(); });
+    Future<uint64_t> f = e.submit([] { return tether_test::tid(); });
     EXPECT_EQ(0u, e.stats().os_thread_id);
     EXPECT_TRUE(e.run_for(std::chrono::milliseconds(1)));  // runs what is queued, then the timeout passes
     ASSERT_TRUE(f.wait_for(std::chrono::milliseconds(0)));
-    EXPECT_EQ(this_tid(), f.get());
-    EXPECT_EQ(this_tid(), e.stats().os_thread_id);
+    EXPECT_EQ(tether_test::tid(), f.get());
+    EXPECT_EQ(tether_test::tid(), e.stats().os_thread_id);
     // Another thread may not drive it.
     std::optional<int32_t> code;
     std::thread other([&] {
@@ -311,7 +311,7 @@ TEST(Executor, RunReturnsWhenReleasedFromAnotherThread) {
     Executor e = Executor::create({.manual = true});
     const tether_executor handle = e.c_handle();  // to check afterwards that it ended
     Gate running;
-    e.post([&running] { running.open(); });
+    e.post([&running] { running.set(); });
     std::thread releaser([&] {
       EXPECT_TRUE(running.wait_for());
       e.release_nowait();

@@ -24,13 +24,13 @@ thread_local int tl_mark = 0;
 
 // Worker: a pipeline stage's state; its constructor marks its thread.
 struct Worker {
-  explicit Worker(int id) : id(id), tid(this_tid()) { tl_mark = 100 + id; }
+  explicit Worker(int id) : id(id), tid(tether_test::tid()) { tl_mark = 100 + id; }
   int id;
   uint64_t tid;
   std::vector<std::string> log;  // touched only on the worker's thread
   // check: the node runs where the constructor ran, and sees its thread-local.
   void check() const {
-    if (this_tid() != tid || tl_mark != 100 + id) throw std::logic_error("node off its constructor's thread");
+    if (tether_test::tid() != tid || tl_mark != 100 + id) throw std::logic_error("node off its constructor's thread");
   }
 };
 
@@ -162,7 +162,7 @@ TEST(Graph, ReleaseWhileANodeIsBlockedDoesNotWait) {
   auto saw_stop = std::make_shared<std::atomic<bool>>(false);
   Graph<int> g;
   auto n = g.add(w, [=](Worker&, const int& x, Task& t) {
-    entered->open();
+    entered->set();
     EXPECT_TRUE(gate->wait_for());
     *saw_stop = t.stop_requested();
     return x;
@@ -174,7 +174,7 @@ TEST(Graph, ReleaseWhileANodeIsBlockedDoesNotWait) {
   EXPECT_TRUE(e.wait_for(kLong));
   EXPECT_EQ(State::Cancelled, e.poll());
   EXPECT_THROW((void)e.get(), Error);
-  gate->open();
+  gate->set();
   // The thread is free once the node returned: an ordinary call then runs.
   EXPECT_EQ(0, w.call([](Worker& s) { return s.id; }).get());
   EXPECT_TRUE(saw_stop->load());

@@ -267,7 +267,7 @@ TEST(Durations, ZeroNegativeAndHugeTimeouts) {
   EXPECT_FALSE(f.wait_for(std::chrono::nanoseconds(0)));
   EXPECT_FALSE(f.wait_for(std::chrono::seconds(-5))) << "a negative duration never blocks";
   EXPECT_FALSE(f.wait_for(std::chrono::duration<double, std::milli>(0.5)));
-  go.open();
+  go.set();
   EXPECT_TRUE(f.wait_for(std::chrono::hours::max())) << "saturates instead of overflowing";
   EXPECT_TRUE(f.wait_for(std::chrono::duration<double>(1e30)));
 }

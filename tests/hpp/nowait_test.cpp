@@ -33,14 +33,14 @@ TEST(Nowait, RunnerReturnsAtOnce) {
   auto drops = std::make_shared<Counter>();
   Gate started, go;
   Runner r = Runner::start({.name = "hpp-nowait"}, [&, token = Token(drops)](Task&) {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
   r.release_nowait();  // the target is blocked: this must not wait for it
   EXPECT_FALSE(r.valid());
   EXPECT_EQ(0, drops->get());
-  go.open();
+  go.set();
   EXPECT_TRUE(drops->wait_for(1)) << "the library finishes the runner and drops the closure";
 }
 
@@ -49,14 +49,14 @@ TEST(Nowait, ActorLetsTheDrainFinishInTheLibrary) {
   auto actor = Actor<Probe>::create([dtors] { return Probe{dtors}; });
   Gate started, go;
   actor.post([&](Probe&) {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
   actor.release_nowait();
   EXPECT_FALSE(actor.valid());
   EXPECT_EQ(0, dtors->get());
-  go.open();
+  go.set();
   EXPECT_TRUE(dtors->wait_for(1));
 }
 
@@ -65,7 +65,7 @@ TEST(Nowait, ExecutorRunsWhatIsQueuedAfterwards) {
   Gate started, go;
   Counter ran;
   e.post([&] {
-    started.open();
+    started.set();
     EXPECT_TRUE(go.wait_for());
   });
   ASSERT_TRUE(started.wait_for());
@@ -73,7 +73,7 @@ TEST(Nowait, ExecutorRunsWhatIsQueuedAfterwards) {
   e.release_nowait();
   EXPECT_FALSE(e.valid());
   EXPECT_EQ(0, ran.get());
-  go.open();
+  go.set();
   EXPECT_TRUE(ran.wait_for(3)) << "what was queued still runs";
 }
 

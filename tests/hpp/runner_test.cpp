@@ -127,7 +127,7 @@ TEST(Runner, TakeResultOfTheWrongTypeThrowsAndKeepsTheResult) {
 TEST(Runner, CancelEndsACooperativeScopeCancelled) {
   Gate started;
   Runner r = Runner::start({.name = "hpp-cancel"}, [&](Task& t) {
-    started.open();
+    started.set();
     EXPECT_TRUE(until([&] { return t.stop_requested(); }));
   });
   ASSERT_TRUE(started.wait_for());
@@ -180,7 +180,7 @@ TEST(Runner, ReportErrorFromAForeignThread) {
   EXPECT_EQ(State::Failed, r.poll());
   EXPECT_EQ(9, r.error()->user_code());
   EXPECT_EQ("from a foreign thread", r.error()->message());
-  reported.open();
+  reported.set();
   ASSERT_TRUE(r.join_all_for(kLong));
   // A terminal scope that succeeded or was cancelled refuses reports; a failed one keeps them.
   Runner ok = Runner::start([] {});
@@ -195,7 +195,7 @@ TEST(Runner, OnDoneRunsOnceAndIsDropped) {
   Runner r = Runner::start({.name = "hpp-ondone"}, [&](Task&) { EXPECT_TRUE(go.wait_for()); });
   r.on_done([&notified, token = Token(drops)] { notified.add(); });
   EXPECT_EQ(0, notified.get());
-  go.open();
+  go.set();
   ASSERT_TRUE(notified.wait_for(1));
   ASSERT_TRUE(drops->wait_for(1));
   r.on_done([&notified] { notified.add(); });  // already terminal: runs now, on this thread
@@ -220,7 +220,7 @@ TEST(Runner, DestructorCancelsAndWaitsForEveryThread) {
         EXPECT_TRUE(until([&] { return c.stop_requested(); }));
         child_ended = true;
       });
-      started.open();
+      started.set();
     });
     ASSERT_TRUE(started.wait_for());
   }  // ~Runner: cancel, then wait for the target and the child

@@ -1,77 +1,27 @@
-// support.h: helpers of the tether.hpp suite. Every wait here has a deadline, and nothing
-// synchronizes by sleeping: gates and counters are condition variables, waited on with a
-// timeout that only a broken library would reach.
+// support.h: the tether.hpp suite's own helpers, on top of tests/support. Every wait here
+// has a deadline, and nothing synchronizes by sleeping: gates and counters are condition
+// variables, waited on with a timeout that only a broken library would reach.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <tether/tether.hpp>
-#include <unistd.h>
+
+#include "support/sync.h"
+#include "support/threads.h"
+#include "support/waits.h"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 namespace hpp_test {
 
 using namespace std::chrono_literals;
 
-// kLong: the bound of every wait that must succeed.
-inline constexpr std::chrono::seconds kLong{20};
-
-[[nodiscard]] inline uint64_t this_tid() noexcept { return static_cast<uint64_t>(::gettid()); }
-
-// Counter: a count that tests can wait on.
-class Counter {
- public:
-  // add: notifies under the lock, so a waiter that then destroys the Counter cannot race
-  // with the notification (the notifier no longer touches it once the lock is free).
-  void add(int n = 1) {
-    std::lock_guard lock(mutex_);
-    value_ += n;
-    cv_.notify_all();
-  }
-  [[nodiscard]] int get() const {
-    std::lock_guard lock(mutex_);
-    return value_;
-  }
-  // wait_for: true once the count is at least n.
-  [[nodiscard]] bool wait_for(int n, std::chrono::milliseconds timeout = kLong) const {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, timeout, [&] { return value_ >= n; });
-  }
-
- private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  int value_ = 0;
-};
-
-// Gate: closed until open(); wait_for blocks (bounded) until then.
-class Gate {
- public:
-  void open() {  // notifies under the lock, as Counter::add
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  [[nodiscard]] bool wait_for(std::chrono::milliseconds timeout = kLong) const {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, timeout, [&] { return open_; });
-  }
-  [[nodiscard]] bool is_open() const {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  bool open_ = false;
-};
+// The shared helpers (kLong, Gate, Counter, tid): tests/support.
+using namespace tether_test;
 
 // Token: a move-only value whose LAST owner adds 1 to `drops` when destroyed. Captured
 // by a lambda, it counts how many times the library dropped the boxed closure: exactly

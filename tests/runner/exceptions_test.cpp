@@ -117,7 +117,7 @@ TEST(Exceptions, UserBadAllocIsAnException) {
 // A nested thread that throws fails the scope like any failure: while the target runs, with
 // the nested thread's name, and the arg of both dropped once.
 TEST(Exceptions, NestedThreadThrowFailsScope) {
-  Event gate, started;
+  Gate gate, started;
   Counter drops;
   std::atomic<int> target_stop{-1};
   {

@@ -104,7 +104,7 @@ TEST(Handles, ForgedIdsNeverCrashAndAreInvalid) {
 
 // Ids next to a live handle (every single-bit flip, and neighbours) are not that handle.
 TEST(Handles, IdsNearALiveHandleAreInvalid) {
-  Event gate;
+  Gate gate;
   Counter drops;
   Runner r;
   r.open_on_exit({&gate});
@@ -228,7 +228,7 @@ class ReleaseWakesWaiter : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ReleaseWakesWaiter, BlockedJoinReturnsInvalidHandlePromptly) {
   const bool join_all = GetParam();
-  Event gate, started;
+  Gate gate, started;
   Counter drops;
   Runner r;
   r.open_on_exit({&gate});
@@ -240,7 +240,7 @@ TEST_P(ReleaseWakesWaiter, BlockedJoinReturnsInvalidHandlePromptly) {
   }, &drops, r.out()));
   ASSERT_TRUE(started.wait_for(kLong));
   const tether_runner h = r.get();
-  Event joiner_ready;
+  Gate joiner_ready;
   auto joiner = std::async(std::launch::async, [&] {
     joiner_ready.set();
     return join_all ? tether_runner_join_all(h, kLongNs) : tether_runner_join(h, kLongNs);
@@ -274,7 +274,7 @@ INSTANTIATE_TEST_SUITE_P(Waits, ReleaseWakesWaiter, ::testing::Values(false, tru
 // library finishes the job: the nested thread still runs to its end, every thread ends, each
 // arg is dropped once.
 TEST(Handles, ReleaseFromInsideReturnsOkAndEverythingIsJoined) {
-  Event nested_gate, nested_started, target_done;
+  Gate nested_gate, nested_started, target_done;
   Counter drops;
   std::atomic<int> release_status{-1}, nested_stop{-1}, join_status{-1};
   std::atomic<uint64_t> borrowed_id{0};
@@ -313,17 +313,17 @@ TEST(Handles, ReleaseFromInsideReturnsOkAndEverythingIsJoined) {
   // Process-wide quiescence: both args dropped, both threads gone.
   ASSERT_TRUE(drops.wait_for(2, kLong));
   EXPECT_NE(0, nested_stop.load()) << "release cancels the scope";
-  EXPECT_TRUE(wait_threads_gone("selfrel", kLong)) << "the target's thread never ended";
-  EXPECT_TRUE(wait_threads_gone("selfrel-n", kLong)) << "the nested thread never ended";
+  EXPECT_TRUE(threads_gone("selfrel", kLong)) << "the target's thread never ended";
+  EXPECT_TRUE(threads_gone("selfrel-n", kLong)) << "the nested thread never ended";
   EXPECT_EQ(2, drops.get());
 }
 
 // A nested thread may release the runner too.
 TEST(Handles, ReleaseFromNestedThreadReturnsOk) {
-  Event target_gate;
+  Gate target_gate;
   Counter drops;
   std::atomic<int> release_status{-1};
-  Event released;
+  Gate released;
   tether_runner h{};
   const tether_runner_options o = runner_options("nested-rel");
   ASSERT_EQ(TETHER_OK, start_runner(&o, [&](tether_task *t) {
@@ -343,7 +343,7 @@ TEST(Handles, ReleaseFromNestedThreadReturnsOk) {
   EXPECT_TRUE(runner_is_invalid(h));
   ASSERT_TRUE(drops.wait_for(2, kLong));
   EXPECT_EQ(2, drops.get());
-  EXPECT_TRUE(wait_threads_gone("nested-rel", kLong));
+  EXPECT_TRUE(threads_gone("nested-rel", kLong));
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using namespace tt;
 
 // A runner whose target waits for `gate` (bounded).
 struct GatedRunner {
-  Event gate, started;
+  Gate gate, started;
   Counter drops;
   Runner r;
   GatedRunner() {
@@ -110,7 +110,7 @@ TEST(Timeouts, ShortTimeoutWaitsAtLeastItsLength) {
 
 // join returns at the first error; join_all still times out while a thread runs.
 TEST(Timeouts, JoinAllKeepsWaitingAfterFailure) {
-  Event gate;
+  Gate gate;
   Counter drops;
   Runner r;
   r.open_on_exit({&gate});
@@ -194,7 +194,7 @@ TEST(Signals, LibraryThreadsBlockAsyncSignalsOnly) {
     }, nullptr, mask_checking_drop, &h));
     ASSERT_EQ(TETHER_OK, tether_runner_release_nowait(h));
     ASSERT_TRUE(mask_drops.wait_for(1, kLong));
-    EXPECT_TRUE(wait_threads_gone("sig-nowait", kLong));
+    EXPECT_TRUE(threads_gone("sig-nowait", kLong));
   }
   ASSERT_EQ(0, pthread_sigmask(SIG_SETMASK, &before, &after));
   EXPECT_EQ(1, target_mask.checked.load());

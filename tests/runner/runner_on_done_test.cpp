@@ -52,7 +52,7 @@ void notice_drop(void *arg) {
 }
 
 TEST(RunnerOnDone, SeveralRegistrationsRunOnceOnTheCompletingThread) {
-  Event gate, started;
+  Gate gate, started;
   Counter drops, done;
   std::thread::id target_thread;
   constexpr int kNotices = 3;
@@ -114,7 +114,7 @@ TEST(RunnerOnDone, AlreadyTerminalRunsAtOnceOnTheCaller) {
 // A scope that FAILS is terminal at its first error: on_done runs then, on the failing
 // thread, while the target still runs; from fn the runner reads FAILED with its error.
 TEST(RunnerOnDone, RunsAtFirstErrorWhileTargetStillRuns) {
-  Event gate, fail_gate, started;
+  Gate gate, fail_gate, started;
   Counter drops, done;
   Notice n;
   {
@@ -151,7 +151,7 @@ TEST(RunnerOnDone, RunsAtFirstErrorWhileTargetStillRuns) {
 
 // fn still runs when the handle was released first (release_nowait: the finalizer path).
 TEST(RunnerOnDone, StillRunsAfterReleaseNowait) {
-  Event gate, started;
+  Gate gate, started;
   Counter drops, done;
   Notice n;
   n.done = &done;
@@ -180,7 +180,7 @@ TEST(RunnerOnDone, StillRunsAfterReleaseNowait) {
   EXPECT_EQ(1, n.drops.load());
   EXPECT_EQ(0, n.dropped_before_run.load());
   EXPECT_EQ(1, drops.get());
-  EXPECT_TRUE(wait_threads_gone("od-nowait", kLong));
+  EXPECT_TRUE(threads_gone("od-nowait", kLong));
 }
 
 TEST(RunnerOnDone, FailedRegistrationDropsArgAndNeverRuns) {

@@ -156,7 +156,7 @@ TEST(Process, ForkChildExitDoesNotTouchParentThreads) {
 // the finding as its exit code). Exec rather than _exit also keeps valgrind from checking
 // the child's heap, whose owners (the parent's other threads) do not exist there.
 TEST(Process, ForkFromTestProcessChildGetsForked) {
-  Event gate;
+  Gate gate;
   Counter drops;
   Runner r;
   r.open_on_exit({&gate});

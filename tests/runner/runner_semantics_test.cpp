@@ -24,7 +24,7 @@ using namespace tt;
 // A nested thread fails while the target is blocked.
 
 struct BlockedTargetCase {
-  Event observer_started, failer_started, fail_gate, target_gate, observer_done, spawned;
+  Gate observer_started, failer_started, fail_gate, target_gate, observer_done, spawned;
   std::atomic<int> observer_saw_failed{0};
   std::atomic<int> observer_stop{-1};  // stop_requested when the observer first saw FAILED
   std::atomic<int> target_stop{-1};    // stop_requested when the target was let go
@@ -91,7 +91,7 @@ TEST_P(NestedFailureWhileTargetBlocked, JoinWakesAtFirstErrorAndStopFollowsOptio
     EXPECT_EQ(TETHER_RUNNING, r.state());
     EXPECT_EQ(3u, r.live());
 
-    Event joiner_ready;
+    Gate joiner_ready;
     auto joiner = std::async(std::launch::async, [&] {
       joiner_ready.set();
       return tether_runner_join(r.get(), kLongNs);
@@ -154,7 +154,7 @@ TEST(RunnerSemantics, JoinWakesWithoutPollingInterval) {
   std::vector<double> delays_ms;
   Counter drops;
   for (size_t i = 0; i < rounds; ++i) {
-    Event nested_started, fail_gate, target_gate;
+    Gate nested_started, fail_gate, target_gate;
     std::atomic<int64_t> fail_at_ns{0};
     {
       Runner r;
@@ -171,7 +171,7 @@ TEST(RunnerSemantics, JoinWakesWithoutPollingInterval) {
         return tether_status{TETHER_OK};
       }, &drops, r.out()));
       ASSERT_TRUE(nested_started.wait_for(kLong));
-      Event joiner_ready;
+      Gate joiner_ready;
       auto joiner = std::async(std::launch::async, [&] {
         joiner_ready.set();
         const tether_status st = tether_runner_join(r.get(), kLongNs);
@@ -205,7 +205,7 @@ TEST(RunnerSemantics, JoinWakesWithoutPollingInterval) {
 
 struct DepthCase {
   Counter started, ended;
-  Event fail_gate, release_all;
+  Gate fail_gate, release_all;
   std::atomic<int> spawn_failures{0};
   bool fail_at_depth3 = true;
 };
@@ -303,7 +303,7 @@ TEST(RunnerSemantics, DepthThreeSuccessEndsOnlyWhenTheDeepestThreadReturns) {
 // The target returns before its nested thread.
 
 TEST(RunnerSemantics, TargetReturnsFirstScopeRunsUntilNestedEnds) {
-  Event nested_gate, target_returning, nested_started;
+  Gate nested_gate, target_returning, nested_started;
   Counter drops, result_drops;
   {
     Runner r;
@@ -357,8 +357,8 @@ TEST(RunnerSemantics, TargetReturnsFirstScopeRunsUntilNestedEnds) {
 // The error list.
 
 TEST(RunnerSemantics, ThreeNestedFailuresKeptInOrderFirstStable) {
-  Event gates[3];
-  Event target_gate;
+  Gate gates[3];
+  Gate target_gate;
   Counter started, drops;
   {
     Runner r;
@@ -533,7 +533,7 @@ TEST(RunnerSemantics, SixteenConcurrentFailuresAllRecordedOneFirst) {
 // Cancellation.
 
 TEST(RunnerCancel, RunningScopeEndsCancelledWithCancelledError) {
-  Event check, started_all;
+  Gate check, started_all;
   Counter started, drops, result_drops;
   std::atomic<int> target_stop{-1}, nested_stop{-1}, initial_stop{-1};
   {
@@ -584,7 +584,7 @@ TEST(RunnerCancel, RunningScopeEndsCancelledWithCancelledError) {
 }
 
 TEST(RunnerCancel, ErrorDuringCancellationEndsFailed) {
-  Event check, started;
+  Gate check, started;
   Counter drops;
   {
     Runner r;
@@ -659,7 +659,7 @@ TEST(RunnerCancel, CancelOnTerminalRunnerChangesNothing) {
 // Threads the scope did not create report through tether_runner_report_error.
 
 TEST(RunnerSemantics, ForeignThreadReportFailsScopeAndWakesJoin) {
-  Event target_gate, started;
+  Gate target_gate, started;
   Counter drops;
   std::atomic<int> target_stop{-1};
   {
@@ -708,7 +708,7 @@ TEST(RunnerSemantics, ForeignThreadReportFailsScopeAndWakesJoin) {
 
 // With stop_on_error, a thread spawned after the scope FAILED starts with stop requested.
 TEST(RunnerSemantics, SpawnAfterFailureStartsWithStopRequested) {
-  Event failed_seen;
+  Gate failed_seen;
   Counter drops;
   std::atomic<int> late_stop{-1}, spawn_status{-1};
   {

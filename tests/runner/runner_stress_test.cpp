@@ -177,7 +177,7 @@ TEST(RunnerStress, ConcurrentStartJoinReleaseFromManyThreads) {
 TEST(RunnerStress, ReleaseNowaitInBulkDropsEveryArgOnce) {
   const size_t n = scaled(2000);
   Counter drops;
-  Event gate;
+  Gate gate;
   std::atomic<size_t> failures{0};
   const tether_runner_options o = runner_options("bulk-nowait");
   for (size_t i = 0; i < n; ++i) {
@@ -201,7 +201,7 @@ TEST(RunnerStress, ReleaseNowaitInBulkDropsEveryArgOnce) {
   EXPECT_EQ(0u, failures.load());
   EXPECT_TRUE(drops.wait_for(static_cast<int>(n), kLong)) << drops.get() << " of " << n;
   EXPECT_EQ(static_cast<int>(n), drops.get());
-  EXPECT_TRUE(wait_threads_gone("bulk-nowait", kLong));
+  EXPECT_TRUE(threads_gone("bulk-nowait", kLong));
 }
 
 }  // namespace

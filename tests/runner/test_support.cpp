@@ -1,76 +1,9 @@
 // test_support.cpp: see test_support.h.
 #include "test_support.h"
 
-#include <dirent.h>
-#include <pthread.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-
-#ifndef TETHER_TEST_DEFAULT_SCALE
-#define TETHER_TEST_DEFAULT_SCALE 1
-#endif
 
 namespace tt {
-
-int test_scale() {
-  static const int scale = [] {
-    if (const char *s = std::getenv("TETHER_TEST_SCALE")) {
-      const int v = std::atoi(s);
-      if (v > 0) return v;
-    }
-    return TETHER_TEST_DEFAULT_SCALE;
-  }();
-  return scale;
-}
-
-size_t scaled(size_t n) { return std::max<size_t>(1, n / static_cast<size_t>(test_scale())); }
-
-bool instrumented() { return test_scale() > 1 || TETHER_TEST_DEFAULT_SCALE > 1; }
-
-void relax() {
-  if (kUnderValgrind) {
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  } else {
-    std::this_thread::yield();
-  }
-}
-
-// Notifying under the lock lets a waiter destroy the object as soon as it wakes.
-void Event::set() {
-  std::lock_guard<std::mutex> lk(mu_);
-  set_ = true;
-  cv_.notify_all();
-}
-
-bool Event::is_set() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return set_;
-}
-
-bool Event::wait_for(std::chrono::nanoseconds d) const {
-  std::unique_lock<std::mutex> lk(mu_);
-  return cv_.wait_for(lk, d, [&] { return set_; });
-}
-
-void Counter::add(int n) {
-  std::lock_guard<std::mutex> lk(mu_);
-  n_ += n;
-  cv_.notify_all();
-}
-
-int Counter::get() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return n_;
-}
-
-bool Counter::wait_for(int n, std::chrono::nanoseconds d) const {
-  std::unique_lock<std::mutex> lk(mu_);
-  return cv_.wait_for(lk, d, [&] { return n_ >= n; });
-}
-
-void count_drop(void *counter) { static_cast<Counter *>(counter)->add(); }
 
 tether_status closure_trampoline(tether_task *t, void *arg) {
   // No try/catch: a throwing closure is how the exception tests reach the task boundary.
@@ -104,7 +37,7 @@ tether_runner_options runner_options(const char *name, int stop_on_error) {
 }
 
 Runner::~Runner() {
-  for (Event *g : gates_) g->set();
+  for (Gate *g : gates_) g->set();
   if (h_.id != 0) (void)tether_runner_release(h_);
 }
 
@@ -169,30 +102,6 @@ Error error_at(tether_runner r, size_t i) {
   Error e;
   if (tether_runner_error_at(r, i, e.out()) != TETHER_OK) e.reset();
   return e;
-}
-
-std::string os_thread_name() {
-  char buf[64] = {};
-  if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
-  return buf;
-}
-
-size_t threads_named(const std::string &name) {
-  size_t n = 0;
-  DIR *d = opendir("/proc/self/task");
-  if (d == nullptr) return 0;
-  while (dirent *ent = readdir(d)) {
-    if (ent->d_name[0] == '.') continue;
-    std::ifstream f(std::string("/proc/self/task/") + ent->d_name + "/comm");
-    std::string comm;
-    if (std::getline(f, comm) && comm == name) ++n;
-  }
-  closedir(d);
-  return n;
-}
-
-bool wait_threads_gone(const std::string &name, std::chrono::nanoseconds d) {
-  return wait_until([&] { return threads_named(name) == 0; }, d);
 }
 
 const char *state_name(int32_t s) {
