@@ -176,16 +176,15 @@ class Actor::DtorCall : public Call {
   Actor& actor_;
 };
 
-Actor::Actor(Options options)
-    : name_(options.name), options_(std::move(options)), ledger_(options_.mailbox_capacity) {}
+Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity) : name_(std::move(name)), ledger_(mailbox_capacity) {}
 
 Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
 
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
-  std::shared_ptr<Actor> actor(new Actor(std::move(options)));
+  const Options& o = options;
+  auto actor = std::make_shared<Actor>(CreateKey(), o.name, o.mailbox_capacity);  // one allocation with its count
   actor->dtor_ = dtor;
-  const Options& o = actor->options_;
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -268,7 +267,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, lane->is_inside(), "actor '" + name_ + "' mailbox");
+  ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
   std::shared_ptr<Scope> future;
   Call* c;
   try {
@@ -331,7 +330,7 @@ int32_t Actor::state(ErrorPtr* cause) const {
 }
 
 void Actor::settle() noexcept {
-  settled_.fetch_add(1, std::memory_order_seq_cst);
+  settled().fetch_add(1, std::memory_order_seq_cst);
   if (stopped_.load(std::memory_order_seq_cst)) finish_if_idle();
 }
 
@@ -341,9 +340,9 @@ void Actor::finish_if_idle() noexcept {
     std::lock_guard lock(mutex_);
     // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
     if (end_ != End::kFenced) return;
-    const uint64_t settled = settled_.load(std::memory_order_seq_cst) +  // first: see the class comment
-                             fast_settled_.load(std::memory_order_acquire);
-    if (settled != accepted_.load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
+    const uint64_t settled_now = settled().load(std::memory_order_seq_cst) +  // first: see the class comment
+                                 fast_settled().load(std::memory_order_acquire);
+    if (settled_now != accepted().load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
     end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.

@@ -7,6 +7,8 @@
 // in accepted_ (on the callers' cache line) and settled_ (on the execution threads');
 // fire-and-forget calls of the fast path (actor_fast_path.cpp) count in their producer's
 // Tally and in fast_settled_, written by one thread each, without read-modify-writes.
+// (The three counters live in the ledger, on its lines of the same sides:
+// CallLedger::owner_accepted and the like, named accepted() and so on here.)
 // The destructor is queued on the default thread, once, by whoever first sees a fenced
 // stop with the settled count equal to the accepted count. A call counts itself accepted
 // BEFORE it checks stopped_, and a stop sets stopped_ BEFORE it compares the counts, so a
@@ -79,6 +81,13 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // behind and ctor_arg is dropped before a failing create returns.
   static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                          Publish<Actor> publish);
+  // Only create() makes one (the key is private); public for make_shared. name and the
+  // mailbox's capacity (0: unbounded) are create's options'.
+  class CreateKey {
+    friend class Actor;
+    explicit CreateKey() = default;
+  };
+  Actor(CreateKey, std::string name, size_t mailbox_capacity);
   ~Actor();
 
   Actor(const Actor&) = delete;
@@ -175,8 +184,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     std::shared_ptr<Lane> lane;
   };
 
-  explicit Actor(Options options);
-  void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
+  // The counts of the class comment: accepted by callers, settled by execution threads
+  // and cancellers, fast calls settled by the default thread only.
+  std::atomic<uint64_t>& accepted() noexcept { return ledger_.owner_accepted(); }
+  std::atomic<uint64_t>& settled() noexcept { return ledger_.owner_settled(); }
+  std::atomic<uint64_t>& fast_settled() noexcept { return ledger_.owner_fast_settled(); }
+  void accept() noexcept { accepted().fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
   void settle_fast() noexcept;                   // a fast call settled (default thread only)
   void run_fast(Lane& lane, const FastCall& call) noexcept override;
@@ -196,7 +209,6 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   void start_stop(bool cancel);
 
   const std::string name_;
-  const Options options_;
   tether_dtor_fn dtor_ = nullptr;
   uint64_t handle_ = 0;  // written once, before the constructor call is queued
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
@@ -204,18 +216,17 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
   const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
-  CallLedger ledger_;
-
+  // Read by callers and execution threads, written rarely: on the lines before the
+  // ledger's, with the fields above.
   std::atomic<Life> life_{Life::Constructing};
   ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
   void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
+  CallLedger ledger_;  // its lines: callers', execution threads', the fast calls', slow paths'
+
   TaskOrigin origin_;  // its tasks' (cancel_, handle_, group_threads_): set with handle_
-  alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
-  alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
-  alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;

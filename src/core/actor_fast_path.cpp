@@ -110,7 +110,7 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
 }
 
 void Actor::settle_fast() noexcept {
-  fast_settled_.store(fast_settled_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  fast_settled().store(fast_settled().load(std::memory_order_relaxed) + 1, std::memory_order_release);
   light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
   if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
 }

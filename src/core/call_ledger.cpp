@@ -38,19 +38,20 @@ int32_t CallLedger::admit(Deadline deadline) {
   }
 }
 
-void CallLedger::admit_or_throw(Deadline room, bool inside, const std::string& queue) {
+void CallLedger::admit_or_throw(Deadline room, bool inside, const QueueName& queue) {
   int32_t admitted = admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   switch (admitted) {
     case TETHER_OK: return;
     case TETHER_E_QUEUE_FULL:
-      throw StatusError(admitted, queue + " is full (" + std::to_string(capacity_) + " calls)");
+      throw StatusError(admitted, queue.str() + " is full (" + std::to_string(capacity_) + " calls)");
     case TETHER_E_DEADLOCK:
-      throw StatusError(admitted, "waiting for room in " + queue + " from the thread that empties it would wait on itself");
+      throw StatusError(admitted,
+                        "waiting for room in " + queue.str() + " from the thread that empties it would wait on itself");
     case TETHER_E_INVALID_HANDLE:
-      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue);
+      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue.str());
     default:
-      throw StatusError(admitted, "no room in " + queue + " within the timeout");
+      throw StatusError(admitted, "no room in " + queue.str() + " within the timeout");
   }
 }
 

@@ -49,10 +49,18 @@ class CallLedger {
   // TETHER_E_TIMEOUT, or TETHER_E_INVALID_HANDLE (the owner's handle ended while this
   // waited for room: end_handle). A refusal is counted as rejected.
   [[nodiscard]] int32_t admit(Deadline deadline);
+  // QueueName: how a refusal names the queue ("actor 'a' mailbox"), spelled out only
+  // when a call is refused (admitting one builds no string).
+  struct QueueName {
+    const char* owner_kind;   // "actor"
+    const std::string& owner;  // its name
+    const char* queue;        // "mailbox"
+    [[nodiscard]] std::string str() const { return std::string(owner_kind) + " '" + owner + "' " + queue; }
+  };
   // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
   // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
-  // would have waited. Throws StatusError naming queue ("actor 'a' mailbox").
-  void admit_or_throw(Deadline room, bool inside, const std::string& queue);
+  // would have waited. Throws StatusError naming the queue.
+  void admit_or_throw(Deadline room, bool inside, const QueueName& queue);
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
   // end_handle: the owner's handle was released: producers waiting for room return
@@ -83,6 +91,15 @@ class CallLedger {
   void fast_left() noexcept { bump(fast_left_); }
   void fast_succeeded() noexcept { bump(fast_completed_); }
 
+  // The owner's own counts of calls accepted and settled (an actor's end waits for them
+  // to match: actor.h), kept on the lines of the sides that write them, so the owner
+  // needs no cache lines of its own: accepted by callers, beside admitted_; settled by
+  // execution threads and cancellers, beside left_; fast calls settled by their one
+  // consumer, beside fast_left_. The owner chooses their memory orders.
+  [[nodiscard]] std::atomic<uint64_t>& owner_accepted() noexcept { return owner_accepted_; }
+  [[nodiscard]] std::atomic<uint64_t>& owner_settled() noexcept { return owner_settled_; }
+  [[nodiscard]] std::atomic<uint64_t>& owner_fast_settled() noexcept { return owner_fast_settled_; }
+
   [[nodiscard]] ErrorPtr kept_error(size_t i) const;
   [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
@@ -99,16 +116,19 @@ class CallLedger {
   }
   [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
 
-  const size_t capacity_;  // 0: unbounded
   alignas(64) std::atomic<uint64_t> admitted_{0};  // producers
   std::atomic<uint64_t> rejected_{0};
+  std::atomic<uint64_t> owner_accepted_{0};
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   alignas(64) std::atomic<uint64_t> left_{0};  // consumers and cancellers
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, errors_dropped_{0};
+  std::atomic<uint64_t> owner_settled_{0};
   alignas(64) std::atomic<uint64_t> fast_left_{0};  // the fast calls' consumer only
   std::atomic<uint64_t> fast_completed_{0};          // likewise
+  std::atomic<uint64_t> owner_fast_settled_{0};      // likewise
 
-  alignas(64) mutable std::mutex mutex_;
+  alignas(64) const size_t capacity_;  // 0: unbounded. Read by both sides: on the slow paths' line
+  mutable std::mutex mutex_;
   std::condition_variable room_;
   bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
