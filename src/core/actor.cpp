@@ -75,8 +75,11 @@ class Actor::MethodCall : public Call {
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       never_runs();
     } else if (future_) {
-      run_with_future(lane);
-      actor_.settle_when_done(future_.get());
+      if (run_with_future(lane)) {
+        actor_.settle();  // quiet already (the usual case): no notice to make
+      } else {
+        actor_.settle_when_done(future_.get());  // nested threads still run
+      }
       return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
@@ -106,16 +109,17 @@ class Actor::MethodCall : public Call {
     }
   }
 
-  void run_with_future(Lane& lane) {
+  // run_with_future: true when the call's scope is quiet once it returns.
+  bool run_with_future(Lane& lane) {
     UserArg arg;
-    if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
+    if (!future_->start_call(arg)) return true;  // cancelled while queued (counted then): never had a thread
     ErrorPtr err;
     {
       Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
-    future_->finish_call_of(actor_, std::move(err));  // the scope counts it
+    return future_->finish_call_of(actor_, std::move(err));  // the scope counts it
   }
 
   void fail_dead() noexcept {

@@ -135,9 +135,10 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   }
 }
 
-void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
+bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
   std::vector<Notice> notices;
   std::vector<Notice> quiet;
+  bool now_quiet = false;
   {
     std::lock_guard lock(mutex_);
     if (keep != nullptr && live_ > 1 && !terminal_locked() && ledger_ != nullptr) {
@@ -150,10 +151,12 @@ void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
     quiet = leave_locked();
+    now_quiet = live_ == 0;
   }
   cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+  return now_quiet;
 }
 
 std::vector<Scope::Notice> Scope::leave_locked() {

@@ -92,14 +92,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // start_call: PENDING -> RUNNING with the calling thread as the target participant;
   // hands over the call's arg. False (arg untouched) if the call was cancelled or failed.
   [[nodiscard]] bool start_call(UserArg& arg);
-  // finish_call: the target participant started by start_call returned.
-  void finish_call(ErrorPtr error) { finish(std::move(error)); }
+  // finish_call: the target participant started by start_call returned. True when the
+  // scope is quiet now (no nested thread runs; quiet is final): what on_quiet would wait
+  // for has happened, and the caller may act on it without registering a notice.
+  bool finish_call(ErrorPtr error) { return finish(std::move(error)); }
   // finish_call_of: finish_call for a call counted by owner's ledger (Options::ledger);
   // while nested threads still run, owner is kept alive until the scope is terminal.
   template <class Owner>
-  void finish_call_of(Owner& owner, ErrorPtr error) {
-    finish(std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
-           &owner);
+  bool finish_call_of(Owner& owner, ErrorPtr error) {
+    return finish(
+        std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
+        &owner);
   }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
@@ -190,7 +193,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // finish: a participant returned (error null on success). With keep (the target of a
   // counted call), keep(owner) is held while other participants still run.
-  void finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
+  bool finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
