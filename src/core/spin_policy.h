@@ -35,6 +35,14 @@
 // bench/compare --only futex, medians of 5): actor round trip on one CPU 67-98 us before,
 // 19-21 us after (the raw futex ping-pong: 8-21 us); unpinned 78-110 us before, 21-25
 // after. Cross-CPU figures under that load varied 10x between runs of either version.
+// Why a waiter whose partner shares its CPU parks rather than yields to it (tried on
+// 2026-12-02: each side yielded instead of parking while the other was awake on its CPU,
+// which on a quiet CPU would save both futex calls): with other processes runnable on
+// that CPU, a yield hands it to them for their time slice, and neither side ran (0.00
+// CPU seconds per second on both): same-CPU round trip 12.0 us parking, 1,249-1,341 us
+// yielding; after 1 ms idle 13.7 us against 233-301 us; a burst of 1,024 1.22 against
+// 1.75-1.95 us per call (bench/compare --only mutex, load 3-5). A parked thread that is
+// woken gets the scheduler's wake-up preference; a yielding one does not.
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
