@@ -15,6 +15,8 @@
 // in accepted_ (on the callers' cache line) and settled_ (on the execution threads');
 // fire-and-forget calls of the fast path (actor_fast_path.cpp) count in their producer's
 // Tally and in fast_settled_, written by one thread each, without read-modify-writes.
+// (The three counters live in the ledger, on its lines of the same sides:
+// CallLedger::owner_accepted and the like, named accepted() and so on here.)
 // The destructor is queued on the default thread, once, by whoever first sees a fenced
 // stop with the settled count equal to the accepted count. A call counts itself accepted
 // BEFORE it checks stopped_, and a stop sets stopped_ BEFORE it compares the counts, so a
@@ -200,10 +202,18 @@ class CallLedger {
   // TETHER_E_TIMEOUT, or TETHER_E_INVALID_HANDLE (the owner's handle ended while this
   // waited for room: end_handle). A refusal is counted as rejected.
   [[nodiscard]] int32_t admit(Deadline deadline);
+  // QueueName: how a refusal names the queue ("actor 'a' mailbox"), spelled out only
+  // when a call is refused (admitting one builds no string).
+  struct QueueName {
+    const char* owner_kind;   // "actor"
+    const std::string& owner;  // its name
+    const char* queue;        // "mailbox"
+    [[nodiscard]] std::string str() const { return std::string(owner_kind) + " '" + owner + "' " + queue; }
+  };
   // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
   // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
-  // would have waited. Throws StatusError naming queue ("actor 'a' mailbox").
-  void admit_or_throw(Deadline room, bool inside, const std::string& queue);
+  // would have waited. Throws StatusError naming the queue.
+  void admit_or_throw(Deadline room, bool inside, const QueueName& queue);
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
   // end_handle: the owner's handle was released: producers waiting for room return
@@ -234,6 +244,15 @@ class CallLedger {
   void fast_left() noexcept { bump(fast_left_); }
   void fast_succeeded() noexcept { bump(fast_completed_); }
 
+  // The owner's own counts of calls accepted and settled (an actor's end waits for them
+  // to match: actor.h), kept on the lines of the sides that write them, so the owner
+  // needs no cache lines of its own: accepted by callers, beside admitted_; settled by
+  // execution threads and cancellers, beside left_; fast calls settled by their one
+  // consumer, beside fast_left_. The owner chooses their memory orders.
+  [[nodiscard]] std::atomic<uint64_t>& owner_accepted() noexcept { return owner_accepted_; }
+  [[nodiscard]] std::atomic<uint64_t>& owner_settled() noexcept { return owner_settled_; }
+  [[nodiscard]] std::atomic<uint64_t>& owner_fast_settled() noexcept { return owner_fast_settled_; }
+
   [[nodiscard]] ErrorPtr kept_error(size_t i) const;
   [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
@@ -250,16 +269,19 @@ class CallLedger {
   }
   [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
 
-  const size_t capacity_;  // 0: unbounded
   alignas(64) std::atomic<uint64_t> admitted_{0};  // producers
   std::atomic<uint64_t> rejected_{0};
+  std::atomic<uint64_t> owner_accepted_{0};
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   alignas(64) std::atomic<uint64_t> left_{0};  // consumers and cancellers
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0}, errors_dropped_{0};
+  std::atomic<uint64_t> owner_settled_{0};
   alignas(64) std::atomic<uint64_t> fast_left_{0};  // the fast calls' consumer only
   std::atomic<uint64_t> fast_completed_{0};          // likewise
+  std::atomic<uint64_t> owner_fast_settled_{0};      // likewise
 
-  alignas(64) mutable std::mutex mutex_;
+  alignas(64) const size_t capacity_;  // 0: unbounded. Read by both sides: on the slow paths' line
+  mutable std::mutex mutex_;
   std::condition_variable room_;
   bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
@@ -1125,6 +1147,14 @@ class Inbox {
 // bench/compare --only futex, medians of 5): actor round trip on one CPU 67-98 us before,
 // 19-21 us after (the raw futex ping-pong: 8-21 us); unpinned 78-110 us before, 21-25
 // after. Cross-CPU figures under that load varied 10x between runs of either version.
+// Why a waiter whose partner shares its CPU parks rather than yields to it (tried on
+// 2026-12-02: each side yielded instead of parking while the other was awake on its CPU,
+// which on a quiet CPU would save both futex calls): with other processes runnable on
+// that CPU, a yield hands it to them for their time slice, and neither side ran (0.00
+// CPU seconds per second on both): same-CPU round trip 12.0 us parking, 1,249-1,341 us
+// yielding; after 1 ms idle 13.7 us against 233-301 us; a burst of 1,024 1.22 against
+// 1.75-1.95 us per call (bench/compare --only mutex, load 3-5). A parked thread that is
+// woken gets the scheduler's wake-up preference; a yielding one does not.
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
@@ -1847,14 +1877,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // start_call: PENDING -> RUNNING with the calling thread as the target participant;
   // hands over the call's arg. False (arg untouched) if the call was cancelled or failed.
   [[nodiscard]] bool start_call(UserArg& arg);
-  // finish_call: the target participant started by start_call returned.
-  void finish_call(ErrorPtr error) { finish(std::move(error)); }
+  // finish_call: the target participant started by start_call returned. True when the
+  // scope is quiet now (no nested thread runs; quiet is final): what on_quiet would wait
+  // for has happened, and the caller may act on it without registering a notice.
+  bool finish_call(ErrorPtr error) { return finish(std::move(error)); }
   // finish_call_of: finish_call for a call counted by owner's ledger (Options::ledger);
   // while nested threads still run, owner is kept alive until the scope is terminal.
   template <class Owner>
-  void finish_call_of(Owner& owner, ErrorPtr error) {
-    finish(std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
-           &owner);
+  bool finish_call_of(Owner& owner, ErrorPtr error) {
+    return finish(
+        std::move(error), [](void* o) -> std::shared_ptr<void> { return static_cast<Owner*>(o)->shared_from_this(); },
+        &owner);
   }
   // fail_pending: a PENDING call fails with e without running (actor dead, shutdown);
   // its arg is dropped. No effect once started.
@@ -1945,7 +1978,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // finish: a participant returned (error null on success). With keep (the target of a
   // counted call), keep(owner) is held while other participants still run.
-  void finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
+  bool finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*) = nullptr, void* owner = nullptr);
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
@@ -2319,6 +2352,13 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // behind and ctor_arg is dropped before a failing create returns.
   static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                          Publish<Actor> publish);
+  // Only create() makes one (the key is private); public for make_shared. name and the
+  // mailbox's capacity (0: unbounded) are create's options'.
+  class CreateKey {
+    friend class Actor;
+    explicit CreateKey() = default;
+  };
+  Actor(CreateKey, std::string name, size_t mailbox_capacity);
   ~Actor();
 
   Actor(const Actor&) = delete;
@@ -2415,8 +2455,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     std::shared_ptr<Lane> lane;
   };
 
-  explicit Actor(Options options);
-  void accept() noexcept { accepted_.fetch_add(1, std::memory_order_seq_cst); }
+  // The counts of the class comment: accepted by callers, settled by execution threads
+  // and cancellers, fast calls settled by the default thread only.
+  std::atomic<uint64_t>& accepted() noexcept { return ledger_.owner_accepted(); }
+  std::atomic<uint64_t>& settled() noexcept { return ledger_.owner_settled(); }
+  std::atomic<uint64_t>& fast_settled() noexcept { return ledger_.owner_fast_settled(); }
+  void accept() noexcept { accepted().fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
   void settle_fast() noexcept;                   // a fast call settled (default thread only)
   void run_fast(Lane& lane, const FastCall& call) noexcept override;
@@ -2436,7 +2480,6 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   void start_stop(bool cancel);
 
   const std::string name_;
-  const Options options_;
   tether_dtor_fn dtor_ = nullptr;
   uint64_t handle_ = 0;  // written once, before the constructor call is queued
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
@@ -2444,18 +2487,17 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
   const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
-  CallLedger ledger_;
-
+  // Read by callers and execution threads, written rarely: on the lines before the
+  // ledger's, with the fields above.
   std::atomic<Life> life_{Life::Constructing};
   ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
   void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
   std::atomic<bool> stopped_{false};
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> handle_live_{true};
+  CallLedger ledger_;  // its lines: callers', execution threads', the fast calls', slow paths'
+
   TaskOrigin origin_;  // its tasks' (cancel_, handle_, group_threads_): set with handle_
-  alignas(64) std::atomic<uint64_t> accepted_{0};  // callers
-  alignas(64) std::atomic<uint64_t> settled_{0};   // execution threads and cancellers
-  alignas(64) std::atomic<uint64_t> fast_settled_{0};  // the default thread only
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
@@ -2646,8 +2688,11 @@ class Actor::MethodCall : public Call {
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       never_runs();
     } else if (future_) {
-      run_with_future(lane);
-      actor_.settle_when_done(future_.get());
+      if (run_with_future(lane)) {
+        actor_.settle();  // quiet already (the usual case): no notice to make
+      } else {
+        actor_.settle_when_done(future_.get());  // nested threads still run
+      }
       return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
@@ -2677,16 +2722,17 @@ class Actor::MethodCall : public Call {
     }
   }
 
-  void run_with_future(Lane& lane) {
+  // run_with_future: true when the call's scope is quiet once it returns.
+  bool run_with_future(Lane& lane) {
     UserArg arg;
-    if (!future_->start_call(arg)) return;  // cancelled while queued (counted then)
+    if (!future_->start_call(arg)) return true;  // cancelled while queued (counted then): never had a thread
     ErrorPtr err;
     {
       Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
       err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
     }
     arg.reset();
-    future_->finish_call_of(actor_, std::move(err));  // the scope counts it
+    return future_->finish_call_of(actor_, std::move(err));  // the scope counts it
   }
 
   void fail_dead() noexcept {
@@ -2747,16 +2793,15 @@ class Actor::DtorCall : public Call {
   Actor& actor_;
 };
 
-Actor::Actor(Options options)
-    : name_(options.name), options_(std::move(options)), ledger_(options_.mailbox_capacity) {}
+Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity) : name_(std::move(name)), ledger_(mailbox_capacity) {}
 
 Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
 
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
-  std::shared_ptr<Actor> actor(new Actor(std::move(options)));
+  const Options& o = options;
+  auto actor = std::make_shared<Actor>(CreateKey(), o.name, o.mailbox_capacity);  // one allocation with its count
   actor->dtor_ = dtor;
-  const Options& o = actor->options_;
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -2839,7 +2884,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, lane->is_inside(), "actor '" + name_ + "' mailbox");
+  ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
   std::shared_ptr<Scope> future;
   Call* c;
   try {
@@ -2902,7 +2947,7 @@ int32_t Actor::state(ErrorPtr* cause) const {
 }
 
 void Actor::settle() noexcept {
-  settled_.fetch_add(1, std::memory_order_seq_cst);
+  settled().fetch_add(1, std::memory_order_seq_cst);
   if (stopped_.load(std::memory_order_seq_cst)) finish_if_idle();
 }
 
@@ -2912,9 +2957,9 @@ void Actor::finish_if_idle() noexcept {
     std::lock_guard lock(mutex_);
     // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
     if (end_ != End::kFenced) return;
-    const uint64_t settled = settled_.load(std::memory_order_seq_cst) +  // first: see the class comment
-                             fast_settled_.load(std::memory_order_acquire);
-    if (settled != accepted_.load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
+    const uint64_t settled_now = settled().load(std::memory_order_seq_cst) +  // first: see the class comment
+                                 fast_settled().load(std::memory_order_acquire);
+    if (settled_now != accepted().load(std::memory_order_seq_cst) + ledger_.fast_admitted()) return;
     end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
@@ -3127,7 +3172,7 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
 }
 
 void Actor::settle_fast() noexcept {
-  fast_settled_.store(fast_settled_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  fast_settled().store(fast_settled().load(std::memory_order_relaxed) + 1, std::memory_order_release);
   light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
   if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
 }
@@ -3216,19 +3261,20 @@ int32_t CallLedger::admit(Deadline deadline) {
   }
 }
 
-void CallLedger::admit_or_throw(Deadline room, bool inside, const std::string& queue) {
+void CallLedger::admit_or_throw(Deadline room, bool inside, const QueueName& queue) {
   int32_t admitted = admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   switch (admitted) {
     case TETHER_OK: return;
     case TETHER_E_QUEUE_FULL:
-      throw StatusError(admitted, queue + " is full (" + std::to_string(capacity_) + " calls)");
+      throw StatusError(admitted, queue.str() + " is full (" + std::to_string(capacity_) + " calls)");
     case TETHER_E_DEADLOCK:
-      throw StatusError(admitted, "waiting for room in " + queue + " from the thread that empties it would wait on itself");
+      throw StatusError(admitted,
+                        "waiting for room in " + queue.str() + " from the thread that empties it would wait on itself");
     case TETHER_E_INVALID_HANDLE:
-      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue);
+      throw StatusError(admitted, "invalid handle: released by another thread while waiting for room in " + queue.str());
     default:
-      throw StatusError(admitted, "no room in " + queue + " within the timeout");
+      throw StatusError(admitted, "no room in " + queue.str() + " within the timeout");
   }
 }
 
@@ -4471,7 +4517,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
     ~UserHold() { executor->drop_user(false); }
   } hold{this};
 
-  ledger_.admit_or_throw(room, lane_->is_inside(), "executor '" + options_.name + "' queue");
+  ledger_.admit_or_throw(room, lane_->is_inside(), {"executor", options_.name, "queue"});
   std::shared_ptr<Scope> future;
   Call* call;
   try {
@@ -5828,9 +5874,10 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   }
 }
 
-void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
+bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
   std::vector<Notice> notices;
   std::vector<Notice> quiet;
+  bool now_quiet = false;
   {
     std::lock_guard lock(mutex_);
     if (keep != nullptr && live_ > 1 && !terminal_locked() && ledger_ != nullptr) {
@@ -5843,10 +5890,12 @@ void Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
     quiet = leave_locked();
+    now_quiet = live_ == 0;
   }
   cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+  return now_quiet;
 }
 
 std::vector<Scope::Notice> Scope::leave_locked() {
