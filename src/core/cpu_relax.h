@@ -18,20 +18,23 @@ inline void cpu_relax() noexcept {
 // SpinWait: the spin phase of spin-then-park. It pauses for the first microseconds, then
 // yields the CPU on every turn: when the thread it waits for shares this core (a loaded
 // machine), spinning without yielding would keep that thread off the core until the
-// spin ends.
+// spin ends. Each turn is ONE pause, so the caller looks at what it waits for after
+// every pause: a pause takes 26 ns on this project's AMD EPYC VMs (~40 ns on Intel
+// since Skylake), and a turn of 32 pauses, as before, made every hand-over wait ~0.4 us
+// on average (0.8 us at worst) after it had happened.
 class SpinWait {
  public:
   void once() noexcept {
     if (turns_ < kPauseTurns) {
       ++turns_;
-      for (int i = 0; i < 32; ++i) cpu_relax();
+      cpu_relax();
     } else {
       std::this_thread::yield();
     }
   }
 
  private:
-  static constexpr int kPauseTurns = 64;  // about 1-2 us of pauses
+  static constexpr int kPauseTurns = 2048;  // 2048 pauses: ~50 us here before it yields
   int turns_ = 0;
 };
 

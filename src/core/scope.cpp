@@ -366,8 +366,9 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
       return;  // spinning cannot help any more
     } else {
       // The consumer runs on another CPU: yielding would not help it, and on a loaded
-      // machine would hand this CPU to another process for a whole time slice.
-      for (int i = 0; i < 32; ++i) cpu_relax();
+      // machine would hand this CPU to another process for a whole time slice. One
+      // pause a look (cpu_relax.h: SpinWait).
+      cpu_relax();
     }
   }
   if (partner != nullptr) partner->wait_spin_succeeded();
