@@ -312,35 +312,37 @@ class CallLedger {
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked). sleepers_ is a flag: 0 awake, 1 the consumer announced that
-// it may sleep.
+// it may sleep; the consumer sleeps ON it (platform::park_while, a futex on Linux).
 //
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
 //   C3 full fence (heavy_fence if rings)        count, then light_fence)
-//   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
-//   C5 work or closed?  -> no wait, go to C8 P3 seq_cst fence, then exchange(sleepers_,
-//   C6 sleepers_ == 0?  -> no wait, go to C8    0); it was 0: done
-//   C7 cv_.wait (unlocks atomically)         P4 lock and unlock mutex_, notify_one
-//   C8 sleepers_ = 0; back to C1, which pops first
+//   C4 work, closed or opened?  -> go to C6  P2 load sleepers_; 0: done, no syscall
+//   C5 park_while(sleepers_ == 1)            P3 full fence, then exchange(sleepers_, 0);
+//   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
+//      first                                 P4 wake_one_parked(sleepers_)
+//   open() and close() store their flag, then run P3 and P4 as a producer does.
 //
-// Why no wake-up is lost: suppose the consumer waits in C7 while call X is published. Its
-// C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C5 saw X (no
-// wait), or X's producer read the announcement in P2 and reaches P3. If its P3 cleared the
-// announcement after C6 read it, its P4 lock comes after C7 unlocked, so the notify
-// reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait. If P3 came
-// before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
-// announcement), P3's fence orders P1 before C2's fence, so C5 saw X. If P3 found 0, the
-// producer that cleared it, or the consumer in C8, is in one of these same cases.
-// C6 is what an earlier version lacked: a delayed producer cleared a fresh announcement
-// and gave its notify before the consumer locked, and the consumer then waited with
-// sleepers_ == 0, so no later producer woke it (the executor stall under Go bursts).
+// Why no wake-up is lost: suppose the consumer sleeps in C5 while call X is published. Its
+// C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C4 saw X (no
+// sleep), or X's producer read the announcement in P2 and reaches P3. If its P3 clear
+// came before C5's compare, the kernel saw 0 and did not sleep; if after, the consumer
+// was asleep on sleepers_ and P4 wakes it (the compare and the sleep are one step against
+// a wake of the same word). If P3 came before C2 in sleepers_'s order (a producer delayed
+// since it saw an EARLIER announcement), P3's fence orders P1 before C2's fence, so C4 saw
+// X. If P3 found 0, the producer that cleared it, or the consumer in C6, is in one of
+// these same cases. (The version with a mutex and a condition variable needed one more
+// check, that sleepers_ was still 1 once locked, to close the same window a delayed
+// producer's early clear opens; the kernel's compare closes it here. It also cost a
+// system call more per park, as glibc re-locks a condition variable's mutex as contended
+// so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last waiter runs on
 // this CPU (spinning would only delay the thread that will push), else within an adaptive
 // budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
 // arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
-// full one). The consumer publishes its CPU in presence_ at C1 and after C8, and kParked
+// full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked
 // before C2: hints for waiters, outside the protocol (a stale one costs time, never a
 // wake-up).
 //
@@ -1306,6 +1308,7 @@ T& immortal() noexcept {
 //
 // Thread safety: every function may be called from any thread.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -1374,6 +1377,15 @@ void set_current_thread_name(const std::string& name) noexcept;
 // executes a full barrier; false if that failed.
 [[nodiscard]] bool enable_process_barrier() noexcept;
 [[nodiscard]] bool process_barrier() noexcept;
+
+// Parking on a word (Linux: futex; elsewhere word_park_fallback.h, a table of mutexes and
+// condition variables). park_while: sleeps while word == expected (compared atomically
+// with every wake_one_parked on the same word: a wake that follows a change of word is
+// never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
+// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked: wakes a thread
+// parked on word; call it after changing word.
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
 
 // threads_run_at_exit: whether the library's threads still run when its static destructors
 // do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
@@ -1647,7 +1659,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> tid_{0};  // the first thread's OS id; a manual lane's owner
-  std::mutex mutex_;               // pairs with cv_ for parking only
+  std::mutex mutex_;               // pairs with cv_: the shared kind's parking (a pinned lane parks on sleepers_)
   std::condition_variable cv_;
 
  private:
@@ -5541,7 +5553,8 @@ void Lane::open() {
     std::lock_guard lock(mutex_);
     open_.store(true, std::memory_order_release);
   }
-  cv_.notify_all();
+  cv_.notify_all();  // a shared lane's consumers wait on cv_
+  wake_parked();     // a pinned lane's parks on sleepers_ (its fence orders the store first)
 }
 
 void Lane::close() {
@@ -5551,6 +5564,7 @@ void Lane::close() {
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();
+  wake_parked();
 }
 
 Lane::Take Lane::take(Work& w) {
@@ -5602,21 +5616,19 @@ void PinnedLane::serve() noexcept {
 
 void PinnedLane::wake_parked() noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
-  // the consumer; the others need not, it is waking (each would pay a lock and a signal
-  // while it does).
+  // the consumer; the others need not, it is waking (each would pay a system call).
   // Pairs with the consumer's fence after C2: a producer whose clear lands before the
-  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C4
   // (the ring side published with only a light fence; this slow path pays the real one).
   fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
   chaos_point();
   if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   chaos_point();
-  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
-  cv_.notify_one();
+  platform::wake_one_parked(sleepers_);  // P4
 }
 
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
-  // C1..C8 follow the state table in pinned_lane.h.
+  // C1..C6 follow the state table in pinned_lane.h.
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
       if (t == Take::kRetry) continue;
@@ -5647,23 +5659,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
     }
     chaos_point();
-    {
-      std::unique_lock lock(mutex_);  // C4
-      chaos_point();
-      // C5: work or a close since the announcement: do not wait. C6: a producer cleared
-      // the mark, so it owes a notify that may already have been given (before we
-      // locked): waiting now could be for ever. Go round and announce afresh.
-      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
-                        sleepers_.load(std::memory_order_seq_cst) != 0;
-      if (wait) {  // C7
-        if (deadline.forever()) {
-          cv_.wait(lock);
-        } else {
-          (void)cv_.wait_until(lock, deadline.at());
-        }
-      }
+    // C4: work, a close or an opening since the announcement: do not sleep. C5: sleep
+    // while sleepers_ is still 1; the kernel compares it atomically with P4's wake, so a
+    // producer's P3 clear, before or after this compare, is never slept through.
+    if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
+      const int64_t until =
+          deadline.forever()
+              ? -1
+              : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
+      platform::park_while(sleepers_, 1, until);
     }
-    // C8: awake; producers need not wake us until we announce again.
+    // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);
     presence_->consumer_at(current_cpu());
   }
@@ -8179,8 +8185,65 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
 #include <cstring>
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <time.h>
+#else
+// ---- platform/word_park_fallback.h ----
+// word_park_fallback.h: park_while / wake_one_parked (platform.h) where the OS has no
+// futex (Windows here, kept to kernel32; other POSIX systems), from the C++ standard
+// library alone: a fixed table of mutex + condition variable stripes, picked by address.
+//
+// No wake-up is lost: a waiter compares the word under its stripe's mutex and waits on
+// the stripe's condition variable (which releases the mutex atomically); a waker changes
+// the word first, then takes and drops the same mutex, then notifies. So the waker's lock
+// comes either before the waiter's compare (which then sees the change) or after the
+// waiter is waiting (which then gets the notify). A stripe may hold waiters of several
+// words: every waiter is notified and each re-checks its own.
+// The table is never destroyed: threads may park while static destructors run.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace tether::platform::word_park_fallback {
+
+struct Stripe {
+  std::mutex mutex;
+  std::condition_variable cv;
+};
+
+inline Stripe& stripe_for(const void* word) noexcept {
+  constexpr std::uintptr_t kStripes = 64;
+  static Stripe* const stripes = new Stripe[kStripes];  // never freed, on purpose (above)
+  return stripes[(reinterpret_cast<std::uintptr_t>(word) >> 6) % kStripes];
+}
+
+inline void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                       std::int64_t deadline_ns) noexcept {
+  Stripe& s = stripe_for(&word);
+  std::unique_lock lock(s.mutex);
+  if (word.load(std::memory_order_seq_cst) != expected) return;
+  if (deadline_ns < 0) {
+    s.cv.wait(lock);
+  } else {
+    using Clock = std::chrono::steady_clock;
+    (void)s.cv.wait_until(lock, Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::nanoseconds(deadline_ns))));
+  }
+}
+
+inline void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+  Stripe& s = stripe_for(&word);
+  { std::lock_guard lock(s.mutex); }  // a waiter is waiting, or has yet to compare
+  s.cv.notify_all();
+}
+
+}  // namespace tether::platform::word_park_fallback
+// ---- end of platform/word_park_fallback.h ----
 #endif
 
 namespace tether::platform {
@@ -8271,6 +8334,33 @@ std::uint64_t current_thread_id() noexcept {
   return static_cast<std::uint64_t>(syscall(SYS_gettid));
 #else
   return static_cast<std::uint64_t>(to_handle(pthread_self()));
+#endif
+}
+
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept {
+#if defined(__linux__)
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is 32 bits");
+  // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, steady_clock's clock here.
+  timespec until{};
+  timespec* at = nullptr;
+  if (deadline_ns >= 0) {
+    until.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+    until.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+    at = &until;
+  }
+  // EAGAIN (word != expected), EINTR, ETIMEDOUT: the caller re-checks in every case.
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAIT_BITSET_PRIVATE, expected, at,
+                nullptr, FUTEX_BITSET_MATCH_ANY);
+#else
+  word_park_fallback::park_while(word, expected, deadline_ns);
+#endif
+}
+
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+#if defined(__linux__)
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+#else
+  word_park_fallback::wake_one_parked(word);
 #endif
 }
 

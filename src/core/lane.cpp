@@ -89,7 +89,8 @@ void Lane::open() {
     std::lock_guard lock(mutex_);
     open_.store(true, std::memory_order_release);
   }
-  cv_.notify_all();
+  cv_.notify_all();  // a shared lane's consumers wait on cv_
+  wake_parked();     // a pinned lane's parks on sleepers_ (its fence orders the store first)
 }
 
 void Lane::close() {
@@ -99,6 +100,7 @@ void Lane::close() {
     open_.store(true, std::memory_order_release);  // a closed lane drains (its calls fail or run)
   }
   cv_.notify_all();
+  wake_parked();
 }
 
 Lane::Take Lane::take(Work& w) {

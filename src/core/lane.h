@@ -122,7 +122,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> tid_{0};  // the first thread's OS id; a manual lane's owner
-  std::mutex mutex_;               // pairs with cv_ for parking only
+  std::mutex mutex_;               // pairs with cv_: the shared kind's parking (a pinned lane parks on sleepers_)
   std::condition_variable cv_;
 
  private:

@@ -35,21 +35,19 @@ void PinnedLane::serve() noexcept {
 
 void PinnedLane::wake_parked() noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
-  // the consumer; the others need not, it is waking (each would pay a lock and a signal
-  // while it does).
+  // the consumer; the others need not, it is waking (each would pay a system call).
   // Pairs with the consumer's fence after C2: a producer whose clear lands before the
-  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C5
+  // consumer's mark in sleepers_'s order has its publication seen by the consumer's C4
   // (the ring side published with only a light fence; this slow path pays the real one).
   fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
   chaos_point();
   if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   chaos_point();
-  { std::lock_guard lock(mutex_); }  // P4: the consumer is in cv_.wait, or has yet to lock
-  cv_.notify_one();
+  platform::wake_one_parked(sleepers_);  // P4
 }
 
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
-  // C1..C8 follow the state table in pinned_lane.h.
+  // C1..C6 follow the state table in pinned_lane.h.
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
       if (t == Take::kRetry) continue;
@@ -80,23 +78,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)
     }
     chaos_point();
-    {
-      std::unique_lock lock(mutex_);  // C4
-      chaos_point();
-      // C5: work or a close since the announcement: do not wait. C6: a producer cleared
-      // the mark, so it owes a notify that may already have been given (before we
-      // locked): waiting now could be for ever. Go round and announce afresh.
-      const bool wait = !work_ready() && !closed_.load(std::memory_order_acquire) &&
-                        sleepers_.load(std::memory_order_seq_cst) != 0;
-      if (wait) {  // C7
-        if (deadline.forever()) {
-          cv_.wait(lock);
-        } else {
-          (void)cv_.wait_until(lock, deadline.at());
-        }
-      }
+    // C4: work, a close or an opening since the announcement: do not sleep. C5: sleep
+    // while sleepers_ is still 1; the kernel compares it atomically with P4's wake, so a
+    // producer's P3 clear, before or after this compare, is never slept through.
+    if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
+      const int64_t until =
+          deadline.forever()
+              ? -1
+              : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
+      platform::park_while(sleepers_, 1, until);
     }
-    // C8: awake; producers need not wake us until we announce again.
+    // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);
     presence_->consumer_at(current_cpu());
   }

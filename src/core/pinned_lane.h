@@ -5,35 +5,37 @@
 //
 // Wait protocol (both sides spin, then park; a wake-up costs a syscall only when the
 // other side really parked). sleepers_ is a flag: 0 awake, 1 the consumer announced that
-// it may sleep.
+// it may sleep; the consumer sleeps ON it (platform::park_while, a futex on Linux).
 //
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
 //   C3 full fence (heavy_fence if rings)        count, then light_fence)
-//   C4 lock mutex_                           P2 load sleepers_; 0: done, no syscall
-//   C5 work or closed?  -> no wait, go to C8 P3 seq_cst fence, then exchange(sleepers_,
-//   C6 sleepers_ == 0?  -> no wait, go to C8    0); it was 0: done
-//   C7 cv_.wait (unlocks atomically)         P4 lock and unlock mutex_, notify_one
-//   C8 sleepers_ = 0; back to C1, which pops first
+//   C4 work, closed or opened?  -> go to C6  P2 load sleepers_; 0: done, no syscall
+//   C5 park_while(sleepers_ == 1)            P3 full fence, then exchange(sleepers_, 0);
+//   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
+//      first                                 P4 wake_one_parked(sleepers_)
+//   open() and close() store their flag, then run P3 and P4 as a producer does.
 //
-// Why no wake-up is lost: suppose the consumer waits in C7 while call X is published. Its
-// C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C5 saw X (no
-// wait), or X's producer read the announcement in P2 and reaches P3. If its P3 cleared the
-// announcement after C6 read it, its P4 lock comes after C7 unlocked, so the notify
-// reaches the waiter. If P3 came before C6's read, C6 saw 0 and did not wait. If P3 came
-// before C2 in sleepers_'s order (a producer delayed since it saw an EARLIER
-// announcement), P3's fence orders P1 before C2's fence, so C5 saw X. If P3 found 0, the
-// producer that cleared it, or the consumer in C8, is in one of these same cases.
-// C6 is what an earlier version lacked: a delayed producer cleared a fresh announcement
-// and gave its notify before the consumer locked, and the consumer then waited with
-// sleepers_ == 0, so no later producer woke it (the executor stall under Go bursts).
+// Why no wake-up is lost: suppose the consumer sleeps in C5 while call X is published. Its
+// C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C4 saw X (no
+// sleep), or X's producer read the announcement in P2 and reaches P3. If its P3 clear
+// came before C5's compare, the kernel saw 0 and did not sleep; if after, the consumer
+// was asleep on sleepers_ and P4 wakes it (the compare and the sleep are one step against
+// a wake of the same word). If P3 came before C2 in sleepers_'s order (a producer delayed
+// since it saw an EARLIER announcement), P3's fence orders P1 before C2's fence, so C4 saw
+// X. If P3 found 0, the producer that cleared it, or the consumer in C6, is in one of
+// these same cases. (The version with a mutex and a condition variable needed one more
+// check, that sleepers_ was still 1 once locked, to close the same window a delayed
+// producer's early clear opens; the kernel's compare closes it here. It also cost a
+// system call more per park, as glibc re-locks a condition variable's mutex as contended
+// so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last waiter runs on
 // this CPU (spinning would only delay the thread that will push), else within an adaptive
 // budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
 // arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
-// full one). The consumer publishes its CPU in presence_ at C1 and after C8, and kParked
+// full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked
 // before C2: hints for waiters, outside the protocol (a stale one costs time, never a
 // wake-up).
 //

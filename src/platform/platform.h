@@ -6,6 +6,7 @@
 // Thread safety: every function may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -74,6 +75,15 @@ void set_current_thread_name(const std::string& name) noexcept;
 // executes a full barrier; false if that failed.
 [[nodiscard]] bool enable_process_barrier() noexcept;
 [[nodiscard]] bool process_barrier() noexcept;
+
+// Parking on a word (Linux: futex; elsewhere word_park_fallback.h, a table of mutexes and
+// condition variables). park_while: sleeps while word == expected (compared atomically
+// with every wake_one_parked on the same word: a wake that follows a change of word is
+// never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
+// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked: wakes a thread
+// parked on word; call it after changing word.
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
 
 // threads_run_at_exit: whether the library's threads still run when its static destructors
 // do (POSIX: yes, they may be joined; Windows: no, the process has ended every other

@@ -13,8 +13,12 @@
 #include <cstring>
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <time.h>
+#else
+#include "platform/word_park_fallback.h"
 #endif
 
 namespace tether::platform {
@@ -105,6 +109,33 @@ std::uint64_t current_thread_id() noexcept {
   return static_cast<std::uint64_t>(syscall(SYS_gettid));
 #else
   return static_cast<std::uint64_t>(to_handle(pthread_self()));
+#endif
+}
+
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept {
+#if defined(__linux__)
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is 32 bits");
+  // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, steady_clock's clock here.
+  timespec until{};
+  timespec* at = nullptr;
+  if (deadline_ns >= 0) {
+    until.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+    until.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+    at = &until;
+  }
+  // EAGAIN (word != expected), EINTR, ETIMEDOUT: the caller re-checks in every case.
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAIT_BITSET_PRIVATE, expected, at,
+                nullptr, FUTEX_BITSET_MATCH_ANY);
+#else
+  word_park_fallback::park_while(word, expected, deadline_ns);
+#endif
+}
+
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+#if defined(__linux__)
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+#else
+  word_park_fallback::wake_one_parked(word);
 #endif
 }
 

@@ -4,6 +4,8 @@
 #include <process.h>
 #include <windows.h>
 
+#include "platform/word_park_fallback.h"  // WaitOnAddress would add an import beyond kernel32
+
 #include <climits>
 #include <cwchar>
 
@@ -181,6 +183,12 @@ bool process_barrier() noexcept {
 bool threads_run_at_exit() noexcept { return false; }
 
 bool on_fork(void (*)(), void (*)(), void (*)()) noexcept { return false; }
+
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept {
+  word_park_fallback::park_while(word, expected, deadline_ns);
+}
+
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept { word_park_fallback::wake_one_parked(word); }
 
 }  // namespace tether::platform
 
