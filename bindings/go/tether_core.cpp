@@ -1382,10 +1382,11 @@ void set_current_thread_name(const std::string& name) noexcept;
 // condition variables). park_while: sleeps while word == expected (compared atomically
 // with every wake_one_parked on the same word: a wake that follows a change of word is
 // never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
-// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked: wakes a thread
-// parked on word; call it after changing word.
+// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked / wake_all_parked:
+// wake one / every thread parked on word; call them after changing word.
 void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
 void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept;
 
 // threads_run_at_exit: whether the library's threads still run when its static destructors
 // do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
@@ -1737,13 +1738,87 @@ class PinnedLane final : public Lane {
 // every error is recorded under: no reader can see SUCCEEDED for a scope that failed.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+// ---- core/event_count.h ----
+// EventCount: a condition variable for waiters that check their condition under a mutex,
+// parked on a futex word (platform::park_while) instead of a std::condition_variable.
+// Why: glibc's condition variable re-locks its mutex as contended after every wait, so the
+// woken thread's next unlock makes a FUTEX_WAKE of nobody; here the woken thread takes the
+// mutex as anyone would, and a notify with no waiter costs an atomic add and a load.
+//
+// Thread safety: every member may be called from any thread.
+//
+// Wait protocol (epoch_ counts notifies; waiters_ counts threads between W2 and W4):
+//
+//   waiter (holds the condition's mutex)     notifier
+//   W1 check the condition: true -> done     N1 change the condition under the mutex
+//   W2 key = prepare(): waiters_ += 1,       N2 (mutex held or not) epoch_ += 1 (seq_cst)
+//      then key = epoch_ (seq_cst)           N3 waiters_ == 0 (seq_cst) -> done, no syscall
+//   W3 unlock; park_while(epoch_ == key)     N4 wake_all_parked(epoch_)
+//   W4 waiters_ -= 1; lock; back to W1
+//
+// Why no notify is lost: N1 is either before W1 (the mutex orders them: W1 sees it) or
+// after W2's unlock in W3. In the second case N2 follows W2 in epoch_'s order, so W3's
+// compare (atomic with a wake of the word, in the kernel) either sees key != epoch_ and
+// returns, or sleeps before N2; then N3, ordered after W2's waiters_ += 1 by the mutex,
+// sees a waiter and N4 wakes it.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+
+namespace tether {
+
+class EventCount {
+ public:
+  // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
+  // and after. Returns early on a notify, the deadline, or spuriously: re-check.
+  void wait(std::unique_lock<std::mutex>& lock, const Deadline& deadline) noexcept {
+    waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
+    const uint32_t key = epoch_.load(std::memory_order_seq_cst);
+    lock.unlock();  // W3
+    platform::park_while(epoch_, key, deadline_ns(deadline));
+    waiters_.fetch_sub(1, std::memory_order_relaxed);  // W4
+    lock.lock();
+  }
+
+  // wait_until(lock, deadline, condition): W1..W4 until condition() (checked with lock
+  // held) or the deadline; returns condition().
+  template <class Condition>
+  bool wait_until(std::unique_lock<std::mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
+    while (!condition()) {
+      if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
+      wait(lock, deadline);
+    }
+    return true;
+  }
+
+  // notify_all: N2..N4, after the condition changed (N1).
+  void notify_all() noexcept {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);                           // N2
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return;                // N3
+    platform::wake_all_parked(epoch_);                                        // N4
+  }
+
+ private:
+  static int64_t deadline_ns(const Deadline& deadline) noexcept {
+    if (deadline.forever()) return -1;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
+  }
+
+  std::atomic<uint32_t> epoch_{0};    // wraps; a waiter compares it with its own key only
+  std::atomic<uint32_t> waiters_{0};  // threads between W2 and W4
+};
+
+}  // namespace tether
+// ---- end of core/event_count.h ----
 // ---- core/task_origin.h ----
 // TaskOrigin: what a task knows of the object its callback works for (an actor, a
 // compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
@@ -2014,7 +2089,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   bool threads_orphaned_ = false;         // guarded by mutex_
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle
+  EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
   std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
@@ -5847,7 +5922,7 @@ void Scope::fail_pending(ErrorPtr e) {
     dropped = std::move(pending_arg_);
     notices = record_locked(std::move(e));
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   dropped.reset();
   run_notices(std::move(notices));
 }
@@ -5877,7 +5952,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
-    cv_.notify_all();
+    wakeups_.notify_all();
     run_notices(std::move(quiet));
     throw;
   }
@@ -5901,7 +5976,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     quiet = leave_locked();
     now_quiet = live_ == 0;
   }
-  cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
+  wakeups_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
@@ -5934,7 +6009,7 @@ void Scope::report(ErrorPtr e) {
     reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   run_notices(std::move(notices));
 }
 
@@ -5959,7 +6034,7 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;
   due.swap(notices_);
-  return due;  // the caller notifies cv_ once it has unlocked
+  return due;  // the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
@@ -6001,7 +6076,7 @@ void Scope::cancel() {
       notices = complete_locked(TETHER_CANCELLED);
     }
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
   run_notices(std::move(notices));
 }
@@ -6088,7 +6163,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return done() || handle_ended_; });
+  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_; });
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
@@ -6172,13 +6247,13 @@ void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
 
 void Scope::wait_quiet() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return live_ == 0; });
+  (void)wakeups_.wait_until(lock, Deadline::after(-1), [&] { return live_ == 0; });
 }
 
 void Scope::end_handle() {
   std::lock_guard lock(mutex_);
   handle_ended_ = true;
-  cv_.notify_all();
+  wakeups_.notify_all();
 }
 
 bool Scope::is_inside() const noexcept {
@@ -8191,7 +8266,7 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
 #include <time.h>
 #else
 // ---- platform/word_park_fallback.h ----
-// word_park_fallback.h: park_while / wake_one_parked (platform.h) where the OS has no
+// word_park_fallback.h: park_while and the wakes (platform.h) where the OS has no
 // futex (Windows here, kept to kernel32; other POSIX systems), from the C++ standard
 // library alone: a fixed table of mutex + condition variable stripes, picked by address.
 //
@@ -8200,7 +8275,8 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
 // the word first, then takes and drops the same mutex, then notifies. So the waker's lock
 // comes either before the waiter's compare (which then sees the change) or after the
 // waiter is waiting (which then gets the notify). A stripe may hold waiters of several
-// words: every waiter is notified and each re-checks its own.
+// words: every waiter is notified (wake_all serves wake_one_parked too) and each re-checks
+// its own.
 // The table is never destroyed: threads may park while static destructors run.
 
 #include <atomic>
@@ -8236,7 +8312,7 @@ inline void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t exp
   }
 }
 
-inline void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+inline void wake_all(const std::atomic<std::uint32_t>& word) noexcept {
   Stripe& s = stripe_for(&word);
   { std::lock_guard lock(s.mutex); }  // a waiter is waiting, or has yet to compare
   s.cv.notify_all();
@@ -8360,7 +8436,16 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 #else
-  word_park_fallback::wake_one_parked(word);
+  word_park_fallback::wake_all(word);
+#endif
+}
+
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
+#if defined(__linux__)
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
+                0);
+#else
+  word_park_fallback::wake_all(word);
 #endif
 }
 

@@ -99,7 +99,7 @@ void Scope::fail_pending(ErrorPtr e) {
     dropped = std::move(pending_arg_);
     notices = record_locked(std::move(e));
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   dropped.reset();
   run_notices(std::move(notices));
 }
@@ -129,7 +129,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
-    cv_.notify_all();
+    wakeups_.notify_all();
     run_notices(std::move(quiet));
     throw;
   }
@@ -153,7 +153,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     quiet = leave_locked();
     now_quiet = live_ == 0;
   }
-  cv_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
+  wakeups_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
@@ -186,7 +186,7 @@ void Scope::report(ErrorPtr e) {
     reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   run_notices(std::move(notices));
 }
 
@@ -211,7 +211,7 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;
   due.swap(notices_);
-  return due;  // the caller notifies cv_ once it has unlocked
+  return due;  // the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
@@ -253,7 +253,7 @@ void Scope::cancel() {
       notices = complete_locked(TETHER_CANCELLED);
     }
   }
-  cv_.notify_all();
+  wakeups_.notify_all();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
   run_notices(std::move(notices));
 }
@@ -340,7 +340,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return done() || handle_ended_; });
+  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_; });
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
@@ -424,13 +424,13 @@ void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
 
 void Scope::wait_quiet() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return live_ == 0; });
+  (void)wakeups_.wait_until(lock, Deadline::after(-1), [&] { return live_ == 0; });
 }
 
 void Scope::end_handle() {
   std::lock_guard lock(mutex_);
   handle_ended_ = true;
-  cv_.notify_all();
+  wakeups_.notify_all();
 }
 
 bool Scope::is_inside() const noexcept {

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,6 +28,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/event_count.h"
 #include "core/spin_policy.h"
 #include "core/task_origin.h"
 #include "core/thread_group.h"
@@ -217,7 +217,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   bool threads_orphaned_ = false;         // guarded by mutex_
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;     // signalled on terminal, live_ changes, end_handle
+  EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
   std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run

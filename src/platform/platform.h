@@ -80,10 +80,11 @@ void set_current_thread_name(const std::string& name) noexcept;
 // condition variables). park_while: sleeps while word == expected (compared atomically
 // with every wake_one_parked on the same word: a wake that follows a change of word is
 // never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
-// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked: wakes a thread
-// parked on word; call it after changing word.
+// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked / wake_all_parked:
+// wake one / every thread parked on word; call them after changing word.
 void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
 void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept;
 
 // threads_run_at_exit: whether the library's threads still run when its static destructors
 // do (POSIX: yes, they may be joined; Windows: no, the process has ended every other

@@ -135,7 +135,16 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 #else
-  word_park_fallback::wake_one_parked(word);
+  word_park_fallback::wake_all(word);
+#endif
+}
+
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
+#if defined(__linux__)
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
+                0);
+#else
+  word_park_fallback::wake_all(word);
 #endif
 }
 

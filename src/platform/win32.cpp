@@ -188,7 +188,11 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
   word_park_fallback::park_while(word, expected, deadline_ns);
 }
 
-void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept { word_park_fallback::wake_one_parked(word); }
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept { word_park_fallback::wake_all(word); }
+
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
+  word_park_fallback::wake_all(word);
+}
 
 }  // namespace tether::platform
 

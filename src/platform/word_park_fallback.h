@@ -1,4 +1,4 @@
-// word_park_fallback.h: park_while / wake_one_parked (platform.h) where the OS has no
+// word_park_fallback.h: park_while and the wakes (platform.h) where the OS has no
 // futex (Windows here, kept to kernel32; other POSIX systems), from the C++ standard
 // library alone: a fixed table of mutex + condition variable stripes, picked by address.
 //
@@ -7,7 +7,8 @@
 // the word first, then takes and drops the same mutex, then notifies. So the waker's lock
 // comes either before the waiter's compare (which then sees the change) or after the
 // waiter is waiting (which then gets the notify). A stripe may hold waiters of several
-// words: every waiter is notified and each re-checks its own.
+// words: every waiter is notified (wake_all serves wake_one_parked too) and each re-checks
+// its own.
 // The table is never destroyed: threads may park while static destructors run.
 #pragma once
 
@@ -44,7 +45,7 @@ inline void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t exp
   }
 }
 
-inline void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+inline void wake_all(const std::atomic<std::uint32_t>& word) noexcept {
   Stripe& s = stripe_for(&word);
   { std::lock_guard lock(s.mutex); }  // a waiter is waiting, or has yet to compare
   s.cv.notify_all();
