@@ -111,6 +111,12 @@ class Deadline {
   // never_blocks: the caller asked for a timeout of 0.
   [[nodiscard]] bool never_blocks() const noexcept { return zero_; }
   [[nodiscard]] Clock::time_point at() const noexcept { return at_; }
+  // steady_ns: at() as nanoseconds of the steady clock's epoch, -1 for forever: what
+  // platform::park_while takes.
+  [[nodiscard]] int64_t steady_ns() const noexcept {
+    if (forever_) return -1;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(at_.time_since_epoch()).count();
+  }
 
   // wait(cv, lock, pred): waits until pred() or the deadline; returns pred().
   template <class CondVar, class Lock, class Pred>
@@ -1769,7 +1775,6 @@ class PinnedLane final : public Lane {
 // sees a waiter and N4 wakes it.
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <mutex>
 
@@ -1784,7 +1789,7 @@ class EventCount {
     waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
     const uint32_t key = epoch_.load(std::memory_order_seq_cst);
     lock.unlock();  // W3
-    platform::park_while(epoch_, key, deadline_ns(deadline));
+    platform::park_while(epoch_, key, deadline.steady_ns());
     waiters_.fetch_sub(1, std::memory_order_relaxed);  // W4
     lock.lock();
   }
@@ -1808,11 +1813,6 @@ class EventCount {
   }
 
  private:
-  static int64_t deadline_ns(const Deadline& deadline) noexcept {
-    if (deadline.forever()) return -1;
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
-  }
-
   std::atomic<uint32_t> epoch_{0};    // wraps; a waiter compares it with its own key only
   std::atomic<uint32_t> waiters_{0};  // threads between W2 and W4
 };
@@ -5738,11 +5738,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     // while sleepers_ is still 1; the kernel compares it atomically with P4's wake, so a
     // producer's P3 clear, before or after this compare, is never slept through.
     if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
-      const int64_t until =
-          deadline.forever()
-              ? -1
-              : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
-      platform::park_while(sleepers_, 1, until);
+      platform::park_while(sleepers_, 1, deadline.steady_ns());
     }
     // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);
@@ -8432,9 +8428,18 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
 #endif
 }
 
+#if defined(__linux__)
+namespace {
+void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, threads, nullptr,
+                nullptr, 0);
+}
+}  // namespace
+#endif
+
 void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  futex_wake(word, 1);
 #else
   word_park_fallback::wake_all(word);
 #endif
@@ -8442,8 +8447,7 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 
 void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
-                0);
+  futex_wake(word, INT_MAX);
 #else
   word_park_fallback::wake_all(word);
 #endif

@@ -30,6 +30,12 @@ class Deadline {
   // never_blocks: the caller asked for a timeout of 0.
   [[nodiscard]] bool never_blocks() const noexcept { return zero_; }
   [[nodiscard]] Clock::time_point at() const noexcept { return at_; }
+  // steady_ns: at() as nanoseconds of the steady clock's epoch, -1 for forever: what
+  // platform::park_while takes.
+  [[nodiscard]] int64_t steady_ns() const noexcept {
+    if (forever_) return -1;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(at_.time_since_epoch()).count();
+  }
 
   // wait(cv, lock, pred): waits until pred() or the deadline; returns pred().
   template <class CondVar, class Lock, class Pred>

@@ -23,7 +23,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <mutex>
 
@@ -40,7 +39,7 @@ class EventCount {
     waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
     const uint32_t key = epoch_.load(std::memory_order_seq_cst);
     lock.unlock();  // W3
-    platform::park_while(epoch_, key, deadline_ns(deadline));
+    platform::park_while(epoch_, key, deadline.steady_ns());
     waiters_.fetch_sub(1, std::memory_order_relaxed);  // W4
     lock.lock();
   }
@@ -64,11 +63,6 @@ class EventCount {
   }
 
  private:
-  static int64_t deadline_ns(const Deadline& deadline) noexcept {
-    if (deadline.forever()) return -1;
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
-  }
-
   std::atomic<uint32_t> epoch_{0};    // wraps; a waiter compares it with its own key only
   std::atomic<uint32_t> waiters_{0};  // threads between W2 and W4
 };

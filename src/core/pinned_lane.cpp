@@ -82,11 +82,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     // while sleepers_ is still 1; the kernel compares it atomically with P4's wake, so a
     // producer's P3 clear, before or after this compare, is never slept through.
     if (!work_ready() && !closed_.load(std::memory_order_acquire)) {
-      const int64_t until =
-          deadline.forever()
-              ? -1
-              : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.at().time_since_epoch()).count();
-      platform::park_while(sleepers_, 1, until);
+      platform::park_while(sleepers_, 1, deadline.steady_ns());
     }
     // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);

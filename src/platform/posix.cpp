@@ -131,9 +131,18 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
 #endif
 }
 
+#if defined(__linux__)
+namespace {
+void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
+  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, threads, nullptr,
+                nullptr, 0);
+}
+}  // namespace
+#endif
+
 void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  futex_wake(word, 1);
 #else
   word_park_fallback::wake_all(word);
 #endif
@@ -141,8 +150,7 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 
 void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
-                0);
+  futex_wake(word, INT_MAX);
 #else
   word_park_fallback::wake_all(word);
 #endif
