@@ -492,7 +492,8 @@ void heavy_fence() noexcept;
 // ---- core/call_pool.h ----
 // CallPool: where Call objects live, so a steady stream of calls allocates nothing.
 //
-// A slot holds any Call (kSlotSize bytes). Each thread keeps a magazine of free slots;
+// A slot holds any Call of the library (kSlotSize bytes: the largest, a method or task
+// call with a future, is 104; each Call class asserts that it fits). Each thread keeps a magazine of free slots;
 // a call is typically allocated on the producer and freed on the executing thread, so
 // full magazines travel back through a small mutex-protected depot: one lock per
 // kMagazine calls, never per call (Bonwick's magazine allocator, in miniature). Under
@@ -507,7 +508,7 @@ namespace tether {
 
 class CallPool {
  public:
-  static constexpr size_t kSlotSize = 192;
+  static constexpr size_t kSlotSize = 112;  // with malloc's header, a 128-byte chunk
   static constexpr size_t kMagazine = 64;
 
   [[nodiscard]] static void* allocate(size_t size);
@@ -1750,6 +1751,58 @@ class PinnedLane final : public Lane {
 #include <string>
 #include <vector>
 
+// ---- core/error_list.h ----
+// ErrorList: a scope's errors in the order they were recorded, never rewritten. The first
+// kInline live inside the list, so a call (one participant: its error, or a cancellation)
+// needs no allocation for them; more go to a vector.
+//
+// Room is reserved ahead (reserve, which may throw) so push_back never allocates: a
+// participant that ends has nobody to tell about a failure to record its error.
+//
+// Thread safety: none; the owning scope guards it with its mutex.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+
+namespace tether {
+
+class ErrorList {
+ public:
+  static constexpr size_t kInline = 2;
+
+  [[nodiscard]] size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] const ErrorPtr& operator[](size_t i) const noexcept {
+    return i < kInline ? inline_[i] : more_[i - kInline];
+  }
+  [[nodiscard]] const ErrorPtr& front() const noexcept { return inline_[0]; }
+
+  // reserve: room for `total` errors in all, growing geometrically. Throws std::bad_alloc.
+  void reserve(size_t total) {
+    if (total > kInline + more_.capacity()) more_.reserve(std::max(total - kInline, 2 * more_.capacity()));
+  }
+  // push_back: appends e into room reserve() made (the inline room needs none).
+  void push_back(ErrorPtr e) noexcept {
+    if (size_ < kInline) {
+      inline_[size_] = std::move(e);
+    } else {
+      more_.push_back(std::move(e));  // within the reserved capacity: no allocation, no throw
+    }
+    ++size_;
+  }
+
+ private:
+  std::array<ErrorPtr, kInline> inline_{};
+  std::vector<ErrorPtr> more_;
+  size_t size_ = 0;
+};
+
+}  // namespace tether
+// ---- end of core/error_list.h ----
 // ---- core/event_count.h ----
 // EventCount: a condition variable for waiters that check their condition under a mutex,
 // parked on a futex word (platform::park_while) instead of a std::condition_variable.
@@ -1832,12 +1885,12 @@ class EventCount {
 
 namespace tether {
 
-class ThreadGroup;
+class LazyThreadGroup;
 
 struct TaskOrigin {
   const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
   uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
-  const std::shared_ptr<ThreadGroup>* threads = nullptr;  // the owner's group, for nested threads
+  LazyThreadGroup* threads = nullptr;  // the owner's group, for nested threads
   // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
   // (a step must end when its callback returns, or the graph's order could not hold).
   const std::atomic<bool>* graph_stop = nullptr;
@@ -1849,6 +1902,40 @@ inline constexpr TaskOrigin kNoOrigin{};
 
 }  // namespace tether
 // ---- end of core/task_origin.h ----
+// ---- core/lazy_thread_group.h ----
+// LazyThreadGroup: an owner's ThreadGroup (an actor's, an executor's), made when the
+// first thread needs it. Most actors never start a thread of their own (no concurrency
+// group, no method that spawns): they keep 64 bytes here instead of a group of ~200.
+//
+// The owner's end may come before the group exists: orphan() is remembered, and a group
+// made after it is orphaned at birth, so no thread is ever left unjoined.
+//
+// Thread safety: every member may be called from any thread; mutex_ guards both fields.
+// Lifetime: the owner's; the group itself is shared (each of its threads holds it).
+
+#include <memory>
+#include <mutex>
+
+
+namespace tether {
+
+class LazyThreadGroup {
+ public:
+  // get: the group, made now if it was not. Throws std::bad_alloc.
+  [[nodiscard]] std::shared_ptr<ThreadGroup> get();
+  // orphan: the control thread joins the group's threads, now and once it is made.
+  void orphan();
+  // join_all: joins the group's threads; nothing to do if it was never made.
+  void join_all();
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<ThreadGroup> group_;  // guarded by mutex_: null until get()
+  bool orphaned_ = false;               // guarded by mutex_
+};
+
+}  // namespace tether
+// ---- end of core/lazy_thread_group.h ----
 // ---- core/user_arg.h ----
 // UserArg: a user's `arg` with its `arg_drop`, owned. The drop runs exactly once, when the
 // owner lets go (destruction or reset), unless the value was taken out with release().
@@ -1927,9 +2014,10 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a call on a one-thread lane: where its consumer runs, so a waiter spins only
     // while that can succeed (core/spin_policy.h). Type-stable: may outlive the lane.
     LanePresence* spin_partner = nullptr;
-    // For a call: the owner's thread group, which its nested threads join, so the
-    // owner's release joins them too. Null: the scope makes one of its own.
-    std::shared_ptr<ThreadGroup> threads;
+    // For a call: the owner's thread group (made at its first nested thread), which its
+    // nested threads join, so the owner's release joins them too. Null: the scope makes
+    // one of its own. Followed only while the call's work runs: the owner outlives that.
+    LazyThreadGroup* threads = nullptr;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
     // For a call: the handle of the actor it belongs to. Its nested threads belong to the
@@ -2090,7 +2178,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   mutable std::mutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
-  std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
+  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
   std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
   uint64_t last_notice_id_ = 0;        // guarded by mutex_
@@ -2151,13 +2239,11 @@ class Executor : public std::enable_shared_from_this<Executor> {
   // release_handle: the handle's end (see tether_executor_release).
   void release_handle(bool wait);
 
-  // threads: the executor's thread, and the nested threads its tasks spawn.
-  [[nodiscard]] const std::shared_ptr<ThreadGroup>& threads() const noexcept { return threads_; }
   // task_origin: its tasks' (nested threads join its group).
   [[nodiscard]] const TaskOrigin& task_origin() const noexcept { return task_origin_; }
 
   // join_threads: blocks until the executor's thread has exited and been joined.
-  void join_threads() { threads_->join_all(); }
+  void join_threads() { threads_.join_all(); }
 
  private:
   explicit Executor(Options options);
@@ -2165,7 +2251,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   const Options options_;
   CallLedger ledger_;
   std::shared_ptr<PinnedLane> lane_;
-  const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+  LazyThreadGroup threads_;  // made at create: the lane's threads are its first
   const TaskOrigin task_origin_{nullptr, 0, &threads_};
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };
@@ -2573,7 +2659,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   bool dedicated_ = false;              // executor_ exists for this actor alone
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
-  const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
+  LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // Read by callers and execution threads, written rarely: on the lines before the
   // ledger's, with the fields above.
   std::atomic<Life> life_{Life::Constructing};
@@ -2714,7 +2800,9 @@ namespace tether {
 // CtorCall: builds the state on the default thread, then opens the group lanes.
 class Actor::CtorCall : public Call {
  public:
-  CtorCall(Actor& actor, tether_ctor_fn ctor, UserArg arg) : Call(&actor), actor_(actor), ctor_(ctor), arg_(std::move(arg)) {}
+  CtorCall(Actor& actor, tether_ctor_fn ctor, UserArg arg) : Call(&actor), actor_(actor), ctor_(ctor), arg_(std::move(arg)) {
+    static_assert(sizeof(CtorCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     void* state = nullptr;
@@ -2764,7 +2852,9 @@ class Actor::CtorCall : public Call {
 class Actor::MethodCall : public Call {
  public:
   MethodCall(Actor& actor, tether_method_fn m, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {}
+      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {
+    static_assert(sizeof(MethodCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = actor_.ledger_;
@@ -2849,10 +2939,14 @@ class Actor::MethodCall : public Call {
   std::shared_ptr<Scope> future_;
 };
 
-// DtorCall: the end of the actor, on the default thread, after every call.
+// DtorCall: the end of the actor, on the default thread, after every call. Made with the
+// actor and held for its whole life, so it takes its own size from the heap instead of a
+// pool slot (a pool slot is for calls that come and go).
 class Actor::DtorCall : public Call {
  public:
   explicit DtorCall(Actor& actor) : Call(nullptr), actor_(actor) {}
+  static void* operator new(size_t size) { return ::operator new(size); }
+  static void operator delete(void* p) noexcept { ::operator delete(p); }
 
   void run(Lane&) noexcept override { finish(); }
   void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
@@ -2905,7 +2999,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   // Undo for a failing create: close what was started and join it, so nothing is left.
   auto undo = [&] {
     for (Group& g : actor->groups_) g.lane->close();
-    actor->group_threads_->join_all();
+    actor->group_threads_.join_all();
     actor->executor_->drop_user(/*wait=*/true);
   };
   std::unique_ptr<CtorCall> ctor_call;
@@ -2916,7 +3010,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
       actor->groups_.push_back(Group{spec.name, Lane::make(std::move(lane))});
-      actor->groups_.back().lane->start(*actor->group_threads_, actor);
+      actor->groups_.back().lane->start(*actor->group_threads_.get(), actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
     // Made before the handle exists: once it does, nothing may fail (a failing create
@@ -2986,7 +3080,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
       scope_options.owner_stop = &cancel_;
       scope_options.actor = handle_;
       scope_options.spin_wait = true;
-      scope_options.threads = group_threads_;
+      scope_options.threads = &group_threads_;
       scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
@@ -3136,14 +3230,14 @@ void Actor::release(bool wait) {
   }
   cv_.notify_all();
   if (!wait || is_inside() || ControlThread::is_current()) {
-    group_threads_->orphan();
+    group_threads_.orphan();
     return;
   }
   {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return end_ == End::kEnded; });
   }
-  group_threads_->join_all();
+  group_threads_.join_all();
   // The executor's thread ends with its last user: when that was this actor (its own
   // executor, or a shared one whose handle is gone), this waiting release joins it too.
   if (dedicated_ || executor_->closed()) executor_->join_threads();
@@ -4027,7 +4121,9 @@ struct CompiledGraph::HostSlot {
 class CompiledGraph::StepCall : public Call {
  public:
   StepCall(std::shared_ptr<CompiledGraph> graph, size_t slot, uint32_t node)
-      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {}
+      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {
+    static_assert(sizeof(StepCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     graph_->run_step(slot_, node_, lane);
@@ -4529,7 +4625,9 @@ namespace {
 class TaskCall : public Call {
  public:
   TaskCall(Executor& executor, tether_fn fn, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(nullptr), executor_(executor), fn_(fn), arg_(std::move(arg)), future_(std::move(future)) {}
+      : Call(nullptr), executor_(executor), fn_(fn), arg_(std::move(arg)), future_(std::move(future)) {
+    static_assert(sizeof(TaskCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = executor_.ledger();
@@ -4583,9 +4681,9 @@ std::shared_ptr<Executor> Executor::create(Options options) {
   executor->lane_ = std::make_shared<PinnedLane>(std::move(lane));
   if (!o.manual) {
     try {
-      executor->lane_->start(*executor->threads_, executor);
+      executor->lane_->start(*executor->threads_.get(), executor);
     } catch (...) {
-      executor->threads_->join_all();  // nothing is left behind
+      executor->threads_.join_all();  // nothing is left behind
       throw;
     }
   }
@@ -4615,7 +4713,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.serving_lane_id = lane_->id();
       scope_options.spin_wait = true;
       scope_options.spin_partner = lane_->presence();
-      scope_options.threads = threads_;
+      scope_options.threads = &threads_;
       scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
@@ -4649,9 +4747,9 @@ void Executor::drop_user(bool wait) {
   lane_->close();
   const bool inside = this_thread_role().serves(lane_.get()) || ControlThread::is_current();
   if (wait && !inside) {
-    threads_->join_all();
+    threads_.join_all();
   } else {
-    threads_->orphan();
+    threads_.orphan();
   }
 }
 
@@ -5879,13 +5977,13 @@ class Scope::Participant : public ThreadBody {
 
 // Room for the errors still to come is reserved where a failure can be reported (creating
 // the scope, spawn, report): recording an error when a participant ends (noexcept, no
-// caller to tell) then never allocates. Invariant, under mutex_: errors_.capacity() >=
-// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation).
-Scope::Scope(Options options) : options_(std::move(options)) { errors_.reserve(2); }
+// caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
+// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
+// its inline room (2) covers a call's target, so a call reserves nothing.
+Scope::Scope(Options options) : options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
-  const size_t need = errors_.size() + live_ + more_participants + 1;
-  if (errors_.capacity() < need) errors_.reserve(std::max(need, 2 * errors_.capacity()));
+  errors_.reserve(errors_.size() + live_ + more_participants + 1);
 }
 
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
@@ -5894,8 +5992,7 @@ std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the
   // control thread joins each once it has exited.
-  scope->threads_ = scope->options_.threads;
-  scope->threads_orphaned_ = !scope->threads_;
+  scope->threads_orphaned_ = scope->options_.threads == nullptr;
   scope->pending_arg_ = std::move(arg);
   return scope;
 }
@@ -5929,7 +6026,9 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   std::shared_ptr<ThreadGroup> threads;
   {
     std::lock_guard lock(mutex_);
-    if (!threads_) {
+    if (!threads_ && options_.threads != nullptr) {
+      threads_ = options_.threads->get();  // the owner's (made now if it was not)
+    } else if (!threads_) {
       threads_ = std::make_shared<ThreadGroup>();
       if (threads_orphaned_) threads_->orphan();
     }
@@ -5989,7 +6088,7 @@ TaskOrigin Scope::nested_origin() const noexcept {
   TaskOrigin origin;
   origin.owner_stop = options_.owner_stop;
   origin.actor = options_.actor;
-  if (options_.threads) origin.threads = &options_.threads;
+  origin.threads = options_.threads;
   return origin;
 }
 
@@ -6368,7 +6467,7 @@ Scope& Task::scope_for_spawn() {
   options.name = thread_name_;
   options.owner_stop = origin_->owner_stop;
   options.actor = origin_->actor;
-  if (origin_->threads != nullptr) options.threads = *origin_->threads;
+  options.threads = origin_->threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
   (void)lazy_scope_->start_call(none);  // this task is its running target
@@ -6723,6 +6822,39 @@ void ThreadGroup::orphan() {
 size_t ThreadGroup::running() const {
   std::lock_guard lock(mutex_);
   return running_;
+}
+
+}  // namespace tether
+// ==== core/lazy_thread_group.cpp ====
+
+namespace tether {
+
+std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
+  std::lock_guard lock(mutex_);
+  if (!group_) {
+    group_ = std::make_shared<ThreadGroup>();
+    if (orphaned_) group_->orphan();
+  }
+  return group_;
+}
+
+void LazyThreadGroup::orphan() {
+  std::shared_ptr<ThreadGroup> group;
+  {
+    std::lock_guard lock(mutex_);
+    orphaned_ = true;
+    group = group_;
+  }
+  if (group) group->orphan();
+}
+
+void LazyThreadGroup::join_all() {
+  std::shared_ptr<ThreadGroup> group;
+  {
+    std::lock_guard lock(mutex_);
+    group = group_;
+  }
+  if (group) group->join_all();
 }
 
 }  // namespace tether

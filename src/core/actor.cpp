@@ -14,7 +14,9 @@ namespace tether {
 // CtorCall: builds the state on the default thread, then opens the group lanes.
 class Actor::CtorCall : public Call {
  public:
-  CtorCall(Actor& actor, tether_ctor_fn ctor, UserArg arg) : Call(&actor), actor_(actor), ctor_(ctor), arg_(std::move(arg)) {}
+  CtorCall(Actor& actor, tether_ctor_fn ctor, UserArg arg) : Call(&actor), actor_(actor), ctor_(ctor), arg_(std::move(arg)) {
+    static_assert(sizeof(CtorCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     void* state = nullptr;
@@ -64,7 +66,9 @@ class Actor::CtorCall : public Call {
 class Actor::MethodCall : public Call {
  public:
   MethodCall(Actor& actor, tether_method_fn m, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {}
+      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {
+    static_assert(sizeof(MethodCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = actor_.ledger_;
@@ -149,10 +153,14 @@ class Actor::MethodCall : public Call {
   std::shared_ptr<Scope> future_;
 };
 
-// DtorCall: the end of the actor, on the default thread, after every call.
+// DtorCall: the end of the actor, on the default thread, after every call. Made with the
+// actor and held for its whole life, so it takes its own size from the heap instead of a
+// pool slot (a pool slot is for calls that come and go).
 class Actor::DtorCall : public Call {
  public:
   explicit DtorCall(Actor& actor) : Call(nullptr), actor_(actor) {}
+  static void* operator new(size_t size) { return ::operator new(size); }
+  static void operator delete(void* p) noexcept { ::operator delete(p); }
 
   void run(Lane&) noexcept override { finish(); }
   void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
@@ -205,7 +213,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   // Undo for a failing create: close what was started and join it, so nothing is left.
   auto undo = [&] {
     for (Group& g : actor->groups_) g.lane->close();
-    actor->group_threads_->join_all();
+    actor->group_threads_.join_all();
     actor->executor_->drop_user(/*wait=*/true);
   };
   std::unique_ptr<CtorCall> ctor_call;
@@ -216,7 +224,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
       actor->groups_.push_back(Group{spec.name, Lane::make(std::move(lane))});
-      actor->groups_.back().lane->start(*actor->group_threads_, actor);
+      actor->groups_.back().lane->start(*actor->group_threads_.get(), actor);
     }
     actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
     // Made before the handle exists: once it does, nothing may fail (a failing create
@@ -286,7 +294,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
       scope_options.owner_stop = &cancel_;
       scope_options.actor = handle_;
       scope_options.spin_wait = true;
-      scope_options.threads = group_threads_;
+      scope_options.threads = &group_threads_;
       scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       c = new MethodCall(*this, m, UserArg(), future);
@@ -436,14 +444,14 @@ void Actor::release(bool wait) {
   }
   cv_.notify_all();
   if (!wait || is_inside() || ControlThread::is_current()) {
-    group_threads_->orphan();
+    group_threads_.orphan();
     return;
   }
   {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return end_ == End::kEnded; });
   }
-  group_threads_->join_all();
+  group_threads_.join_all();
   // The executor's thread ends with its last user: when that was this actor (its own
   // executor, or a shared one whose handle is gone), this waiting release joins it too.
   if (dedicated_ || executor_->closed()) executor_->join_threads();

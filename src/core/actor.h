@@ -57,7 +57,7 @@
 #include "core/publish.h"
 #include "core/scope.h"
 #include "core/task.h"
-#include "core/thread_group.h"
+#include "core/lazy_thread_group.h"
 #include "core/user_arg.h"
 
 namespace tether {
@@ -215,7 +215,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   bool dedicated_ = false;              // executor_ exists for this actor alone
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::vector<Group> groups_;
-  const std::shared_ptr<ThreadGroup> group_threads_ = std::make_shared<ThreadGroup>();
+  LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // Read by callers and execution threads, written rarely: on the lines before the
   // ledger's, with the fields above.
   std::atomic<Life> life_{Life::Constructing};

@@ -1,6 +1,7 @@
 // CallPool: where Call objects live, so a steady stream of calls allocates nothing.
 //
-// A slot holds any Call (kSlotSize bytes). Each thread keeps a magazine of free slots;
+// A slot holds any Call of the library (kSlotSize bytes: the largest, a method or task
+// call with a future, is 104; each Call class asserts that it fits). Each thread keeps a magazine of free slots;
 // a call is typically allocated on the producer and freed on the executing thread, so
 // full magazines travel back through a small mutex-protected depot: one lock per
 // kMagazine calls, never per call (Bonwick's magazine allocator, in miniature). Under
@@ -16,7 +17,7 @@ namespace tether {
 
 class CallPool {
  public:
-  static constexpr size_t kSlotSize = 192;
+  static constexpr size_t kSlotSize = 112;  // with malloc's header, a 128-byte chunk
   static constexpr size_t kMagazine = 64;
 
   [[nodiscard]] static void* allocate(size_t size);

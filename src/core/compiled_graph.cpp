@@ -45,7 +45,9 @@ struct CompiledGraph::HostSlot {
 class CompiledGraph::StepCall : public Call {
  public:
   StepCall(std::shared_ptr<CompiledGraph> graph, size_t slot, uint32_t node)
-      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {}
+      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {
+    static_assert(sizeof(StepCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     graph_->run_step(slot_, node_, lane);

@@ -14,7 +14,9 @@ namespace {
 class TaskCall : public Call {
  public:
   TaskCall(Executor& executor, tether_fn fn, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(nullptr), executor_(executor), fn_(fn), arg_(std::move(arg)), future_(std::move(future)) {}
+      : Call(nullptr), executor_(executor), fn_(fn), arg_(std::move(arg)), future_(std::move(future)) {
+    static_assert(sizeof(TaskCall) <= CallPool::kSlotSize, "fits a pool slot");
+  }
 
   void run(Lane& lane) noexcept override {
     CallLedger& ledger = executor_.ledger();
@@ -68,9 +70,9 @@ std::shared_ptr<Executor> Executor::create(Options options) {
   executor->lane_ = std::make_shared<PinnedLane>(std::move(lane));
   if (!o.manual) {
     try {
-      executor->lane_->start(*executor->threads_, executor);
+      executor->lane_->start(*executor->threads_.get(), executor);
     } catch (...) {
-      executor->threads_->join_all();  // nothing is left behind
+      executor->threads_.join_all();  // nothing is left behind
       throw;
     }
   }
@@ -100,7 +102,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
       scope_options.serving_lane_id = lane_->id();
       scope_options.spin_wait = true;
       scope_options.spin_partner = lane_->presence();
-      scope_options.threads = threads_;
+      scope_options.threads = &threads_;
       scope_options.ledger = &ledger_;
       future = Scope::pending(std::move(scope_options), std::move(arg));
       call = new TaskCall(*this, fn, UserArg(), future);
@@ -134,9 +136,9 @@ void Executor::drop_user(bool wait) {
   lane_->close();
   const bool inside = this_thread_role().serves(lane_.get()) || ControlThread::is_current();
   if (wait && !inside) {
-    threads_->join_all();
+    threads_.join_all();
   } else {
-    threads_->orphan();
+    threads_.orphan();
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/deadline.h"
 #include "core/pinned_lane.h"
 #include "core/scope.h"
+#include "core/lazy_thread_group.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 
@@ -59,13 +60,11 @@ class Executor : public std::enable_shared_from_this<Executor> {
   // release_handle: the handle's end (see tether_executor_release).
   void release_handle(bool wait);
 
-  // threads: the executor's thread, and the nested threads its tasks spawn.
-  [[nodiscard]] const std::shared_ptr<ThreadGroup>& threads() const noexcept { return threads_; }
   // task_origin: its tasks' (nested threads join its group).
   [[nodiscard]] const TaskOrigin& task_origin() const noexcept { return task_origin_; }
 
   // join_threads: blocks until the executor's thread has exited and been joined.
-  void join_threads() { threads_->join_all(); }
+  void join_threads() { threads_.join_all(); }
 
  private:
   explicit Executor(Options options);
@@ -73,7 +72,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   const Options options_;
   CallLedger ledger_;
   std::shared_ptr<PinnedLane> lane_;
-  const std::shared_ptr<ThreadGroup> threads_ = std::make_shared<ThreadGroup>();
+  LazyThreadGroup threads_;  // made at create: the lane's threads are its first
   const TaskOrigin task_origin_{nullptr, 0, &threads_};
   std::atomic<int64_t> users_{1};  // the handle + every actor on it; 0 = shutting down
 };

@@ -60,13 +60,13 @@ class Scope::Participant : public ThreadBody {
 
 // Room for the errors still to come is reserved where a failure can be reported (creating
 // the scope, spawn, report): recording an error when a participant ends (noexcept, no
-// caller to tell) then never allocates. Invariant, under mutex_: errors_.capacity() >=
-// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation).
-Scope::Scope(Options options) : options_(std::move(options)) { errors_.reserve(2); }
+// caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
+// errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
+// its inline room (2) covers a call's target, so a call reserves nothing.
+Scope::Scope(Options options) : options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
-  const size_t need = errors_.size() + live_ + more_participants + 1;
-  if (errors_.capacity() < need) errors_.reserve(std::max(need, 2 * errors_.capacity()));
+  errors_.reserve(errors_.size() + live_ + more_participants + 1);
 }
 
 std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
@@ -75,8 +75,7 @@ std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the
   // control thread joins each once it has exited.
-  scope->threads_ = scope->options_.threads;
-  scope->threads_orphaned_ = !scope->threads_;
+  scope->threads_orphaned_ = scope->options_.threads == nullptr;
   scope->pending_arg_ = std::move(arg);
   return scope;
 }
@@ -110,7 +109,9 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
   std::shared_ptr<ThreadGroup> threads;
   {
     std::lock_guard lock(mutex_);
-    if (!threads_) {
+    if (!threads_ && options_.threads != nullptr) {
+      threads_ = options_.threads->get();  // the owner's (made now if it was not)
+    } else if (!threads_) {
       threads_ = std::make_shared<ThreadGroup>();
       if (threads_orphaned_) threads_->orphan();
     }
@@ -170,7 +171,7 @@ TaskOrigin Scope::nested_origin() const noexcept {
   TaskOrigin origin;
   origin.owner_stop = options_.owner_stop;
   origin.actor = options_.actor;
-  if (options_.threads) origin.threads = &options_.threads;
+  origin.threads = options_.threads;
   return origin;
 }
 

@@ -28,9 +28,11 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/error_list.h"
 #include "core/event_count.h"
 #include "core/spin_policy.h"
 #include "core/task_origin.h"
+#include "core/lazy_thread_group.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 #include "tether/tether.h"
@@ -55,9 +57,10 @@ class Scope : public std::enable_shared_from_this<Scope> {
     // For a call on a one-thread lane: where its consumer runs, so a waiter spins only
     // while that can succeed (core/spin_policy.h). Type-stable: may outlive the lane.
     LanePresence* spin_partner = nullptr;
-    // For a call: the owner's thread group, which its nested threads join, so the
-    // owner's release joins them too. Null: the scope makes one of its own.
-    std::shared_ptr<ThreadGroup> threads;
+    // For a call: the owner's thread group (made at its first nested thread), which its
+    // nested threads join, so the owner's release joins them too. Null: the scope makes
+    // one of its own. Followed only while the call's work runs: the owner outlives that.
+    LazyThreadGroup* threads = nullptr;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
     // For a call: the handle of the actor it belongs to. Its nested threads belong to the
@@ -218,7 +221,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   mutable std::mutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
-  std::vector<ErrorPtr> errors_;   // guarded by mutex_: in order, never rewritten
+  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
   std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
   std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
   uint64_t last_notice_id_ = 0;        // guarded by mutex_

@@ -37,7 +37,7 @@ Scope& Task::scope_for_spawn() {
   options.name = thread_name_;
   options.owner_stop = origin_->owner_stop;
   options.actor = origin_->actor;
-  if (origin_->threads != nullptr) options.threads = *origin_->threads;
+  options.threads = origin_->threads;
   lazy_scope_ = Scope::pending(std::move(options), UserArg());
   UserArg none;
   (void)lazy_scope_->start_call(none);  // this task is its running target
