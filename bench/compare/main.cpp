@@ -27,6 +27,7 @@
 #include "measure.h"
 #include "peer.h"
 #include "placement.h"
+#include "graph_step.h"
 #include "scale.h"
 
 namespace compare {
@@ -191,7 +192,7 @@ struct Target {
   }
 };
 
-std::string targets(const Results& r, const ScaleReport* s) {
+std::string targets(const Results& r, const GraphStepReport* g, const ScaleReport* s) {
   Target t;
   t.md << "### The targets of issue 13, judged from the medians above\n\n| target | ratio | | figures |\n|---|---:|---|---|\n";
   for (Placement p : {Placement::kSameCpu, Placement::kUnpinned}) {
@@ -207,6 +208,14 @@ std::string targets(const Results& r, const ScaleReport* s) {
     t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, find(r, "Vyukov MPSC (spinning)", kFire, p), 2.5);
   }
   for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
+  if (g != nullptr && g->spsc_round_trip_ns > 0) {
+    t.row("6. graph step, actors apart, vs SPSC ring round trip", g->step_apart_ns / g->spsc_round_trip_ns, 2.0,
+          "step " + duration(g->step_apart_ns) + " / SPSC round trip " + duration(g->spsc_round_trip_ns));
+  }
+  if (g != nullptr) {
+    t.row("6. graph A -> B vs two chained calls, one CPU", g->pair_same_ns / g->chained_same_ns, 1.0,
+          "execution " + duration(g->pair_same_ns) + " / chained " + duration(g->chained_same_ns));
+  }
   if (s != nullptr) {
     t.row("7. RSS per actor (bytes / 512)", s->tether_rss / 512, 1.0, num("%.0f B", s->tether_rss));
     t.row("7. create per actor (/ 0.4 us)", s->tether_create_ns / 400, 1.0, duration(s->tether_create_ns));
@@ -214,8 +223,8 @@ std::string targets(const Results& r, const ScaleReport* s) {
     t.row("8. idle actor, share of a CPU (/ 1 %)", s->idle_one_cpu / 0.01, 1.0, num("%.3f %%", s->idle_one_cpu * 100));
     t.row("8. 1,000 idle actors (/ 1 %)", s->idle_1000_cpu / 0.01, 1.0, num("%.3f %%", s->idle_1000_cpu * 100));
   }
-  t.md << "\nTargets 6 (compiled graph step) and 9 (runner start + join, nested failure seen by join) are "
-          "measured by tether_bench_graph and tether_bench_runner (bench/README.md).\n";
+  t.md << "\nTarget 9 (runner start + join, nested failure seen by join) is measured by tether_bench_runner "
+          "(bench/README.md).\n";
   return t.md.str();
 }
 
@@ -277,13 +286,20 @@ int run(int argc, char** argv) {
   std::string md = "## tether and its peers, one run\n\n" + std::to_string(usable_cpus()) + " CPUs; seed " +
                    std::to_string(o.seed) + "; each sample " + std::to_string(o.sample_ms) + " ms (after idle: " +
                    std::to_string(o.idle_calls) + " calls).\n\n" + tables(results, kinds, o.reps);
+  GraphStepReport graph;
+  const bool graphs = o.only.empty() || std::string("compiled graph").find(o.only) != std::string::npos;
+  if (graphs) {
+    std::fprintf(stderr, "compare: compiled graph rows\n");
+    graph = graph_step_report(o.reps, o.sample_ms, o.seed);
+    md += "## Compiled graphs\n\n" + graph.markdown + "\n";
+  }
   ScaleReport scale;
   if (o.scale) {
     std::fprintf(stderr, "compare: scale rows\n");
     scale = scale_report(std::max(5, o.reps / 2));
     md += "## Scale\n\n" + scale.markdown + "\n";
   }
-  md += targets(results, o.scale ? &scale : nullptr);
+  md += targets(results, graphs ? &graph : nullptr, o.scale ? &scale : nullptr);
   std::cout << md;
   if (!o.out.empty()) std::ofstream(o.out) << md;
   if (!o.dat.empty()) write_dat(o.dat, results, kinds);

@@ -344,8 +344,8 @@ class CallLedger {
 // system call more per park, as glibc re-locks a condition variable's mutex as contended
 // so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
-// How long C1 spins (core/spin_policy.h): not at all when the lane's last waiter runs on
-// this CPU (spinning would only delay the thread that will push), else within an adaptive
+// How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
+// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay the thread that will push), else within an adaptive
 // budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
 // arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
 // full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked
@@ -1133,12 +1133,17 @@ class Inbox {
 // publishes where its consumer is, in a LanePresence:
 //   - the consumer stores its CPU (sched_getcpu, read from the kernel's rseq area: ~1 ns)
 //     when it becomes idle and after every wake-up, and kParked just before it parks;
-//   - a thread that waits for one of the lane's calls stores its own CPU (waiter_cpu).
+//   - a thread that waits for one of the lane's calls, or pushes work to the lane, stores
+//     its own CPU (partner_cpu): the thread the consumer's next work will come from.
 // A waiter whose consumer is parked or on its own CPU parks at once (and stops spinning
 // as soon as that becomes true); otherwise it spins on pauses alone, never yielding (the
 // consumer is on another CPU: a yield would not help it, and on a loaded machine hands
-// this CPU to another process for a time slice). A consumer whose last waiter is on its
-// own CPU parks at once. Otherwise each spins within an adaptive budget that doubles when a spin succeeds
+// this CPU to another process for a time slice). A consumer whose last partner is on its
+// own CPU parks at once: two actors handing a compiled graph's steps to each other on one
+// CPU would otherwise each spin away the time slice the other needs to answer (measured
+// 2026-12-03, bench/compare's graph rows, all on one CPU: a step of a 32-node chain
+// 6.89 us before pushers counted as partners and the execution's future had one, the
+// graph A -> B 30.5 us per execution against 14.3 us for the same two calls chained). Otherwise each spins within an adaptive budget that doubles when a spin succeeds
 // and halves when it times out, between the bounds below: a lane whose calls come back
 // within a spin keeps spinning; one whose calls take long (a slow method, a caller that
 // goes quiet) spins little. A budget at its floor could stay there for good when answers
@@ -1212,12 +1217,15 @@ class alignas(64) LanePresence {
   // The consumer's side.
   void consumer_at(int32_t cpu) noexcept { store_if_changed(consumer_cpu_, cpu); }
   void consumer_parks() noexcept { store_if_changed(consumer_cpu_, kParked); }
-  [[nodiscard]] int32_t waiter_cpu() const noexcept { return waiter_cpu_.load(std::memory_order_relaxed); }
+  [[nodiscard]] int32_t partner_cpu() const noexcept { return partner_cpu_.load(std::memory_order_relaxed); }
+
+  // A producer's side: it pushed work to the lane from cpu.
+  void pusher_at(int32_t cpu) noexcept { store_if_changed(partner_cpu_, cpu); }
 
   // The waiter's side: true when spinning for the consumer can succeed (the waiter is on
-  // my_cpu; it is recorded as the lane's last waiter).
+  // my_cpu; it is recorded as the lane's last partner).
   [[nodiscard]] bool worth_spinning(int32_t my_cpu) noexcept {
-    store_if_changed(waiter_cpu_, my_cpu);
+    store_if_changed(partner_cpu_, my_cpu);
     const int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
     return c != kParked && (c != my_cpu || my_cpu < 0);
   }
@@ -1238,7 +1246,7 @@ class alignas(64) LanePresence {
   }
 
   std::atomic<int32_t> consumer_cpu_{kUnknown};
-  std::atomic<int32_t> waiter_cpu_{kUnknown};
+  std::atomic<int32_t> partner_cpu_{kUnknown};
   std::atomic<int64_t> wait_budget_ns_{kWaitSpinMaxNs};  // racy read-modify-writes are fine: a hint
   LanePresence* next_free_ = nullptr;                    // guarded by the free list's mutex
 };
@@ -4208,6 +4216,8 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
   future_options.name = kExecutionName;
   future_options.spin_wait = true;
   future_options.serving_lanes = lanes_;
+  // Who ends an execution: usually the thread of its first output's node (a hint only).
+  future_options.spin_partner = plan_.nodes[plan_.outputs.front()].lane->presence();
   std::shared_ptr<Scope> future = Scope::pending(std::move(future_options), UserArg());
   for (const GraphNode& node : plan_.nodes) {
     const int32_t state = node.actor->state(nullptr);
@@ -5705,6 +5715,7 @@ void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
 }
 
 void Lane::push(Call* c) noexcept {
+  if (LanePresence* p = presence()) p->pusher_at(current_cpu());  // a hint: core/spin_policy.h
   inbox_.push(c);
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
   // A closed manual lane has nobody to run it: what reaches it is cancelled. Either
@@ -5847,7 +5858,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
 int64_t PinnedLane::idle_spin_budget() noexcept {
   const int32_t cpu = current_cpu();
   presence_->consumer_at(cpu);
-  if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
+  if (cpu >= 0 && presence_->partner_cpu() == cpu) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
@@ -6412,7 +6423,7 @@ LanePresence* LanePresence::acquire() {
       g_free = p->next_free_;
       p->next_free_ = nullptr;
       p->consumer_cpu_.store(kUnknown, std::memory_order_relaxed);
-      p->waiter_cpu_.store(kUnknown, std::memory_order_relaxed);
+      p->partner_cpu_.store(kUnknown, std::memory_order_relaxed);
       p->wait_budget_ns_.store(kWaitSpinMaxNs, std::memory_order_relaxed);
       return p;
     }

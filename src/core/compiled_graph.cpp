@@ -132,6 +132,8 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
   future_options.name = kExecutionName;
   future_options.spin_wait = true;
   future_options.serving_lanes = lanes_;
+  // Who ends an execution: usually the thread of its first output's node (a hint only).
+  future_options.spin_partner = plan_.nodes[plan_.outputs.front()].lane->presence();
   std::shared_ptr<Scope> future = Scope::pending(std::move(future_options), UserArg());
   for (const GraphNode& node : plan_.nodes) {
     const int32_t state = node.actor->state(nullptr);

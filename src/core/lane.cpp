@@ -68,6 +68,7 @@ void Lane::start(ThreadGroup& group, std::shared_ptr<void> keepalive) {
 }
 
 void Lane::push(Call* c) noexcept {
+  if (LanePresence* p = presence()) p->pusher_at(current_cpu());  // a hint: core/spin_policy.h
   inbox_.push(c);
   wake_one();  // the push's exchange is seq_cst: no fence needed before reading sleepers_
   // A closed manual lane has nobody to run it: what reaches it is cancelled. Either

@@ -93,7 +93,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
 int64_t PinnedLane::idle_spin_budget() noexcept {
   const int32_t cpu = current_cpu();
   presence_->consumer_at(cpu);
-  if (cpu >= 0 && presence_->waiter_cpu() == cpu) return 0;  // the next push comes from this CPU
+  if (cpu >= 0 && presence_->partner_cpu() == cpu) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 

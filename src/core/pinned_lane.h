@@ -31,8 +31,8 @@
 // system call more per park, as glibc re-locks a condition variable's mutex as contended
 // so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
-// How long C1 spins (core/spin_policy.h): not at all when the lane's last waiter runs on
-// this CPU (spinning would only delay the thread that will push), else within an adaptive
+// How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
+// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay the thread that will push), else within an adaptive
 // budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
 // arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
 // full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked

@@ -28,7 +28,7 @@ LanePresence* LanePresence::acquire() {
       g_free = p->next_free_;
       p->next_free_ = nullptr;
       p->consumer_cpu_.store(kUnknown, std::memory_order_relaxed);
-      p->waiter_cpu_.store(kUnknown, std::memory_order_relaxed);
+      p->partner_cpu_.store(kUnknown, std::memory_order_relaxed);
       p->wait_budget_ns_.store(kWaitSpinMaxNs, std::memory_order_relaxed);
       return p;
     }

@@ -12,12 +12,17 @@
 // publishes where its consumer is, in a LanePresence:
 //   - the consumer stores its CPU (sched_getcpu, read from the kernel's rseq area: ~1 ns)
 //     when it becomes idle and after every wake-up, and kParked just before it parks;
-//   - a thread that waits for one of the lane's calls stores its own CPU (waiter_cpu).
+//   - a thread that waits for one of the lane's calls, or pushes work to the lane, stores
+//     its own CPU (partner_cpu): the thread the consumer's next work will come from.
 // A waiter whose consumer is parked or on its own CPU parks at once (and stops spinning
 // as soon as that becomes true); otherwise it spins on pauses alone, never yielding (the
 // consumer is on another CPU: a yield would not help it, and on a loaded machine hands
-// this CPU to another process for a time slice). A consumer whose last waiter is on its
-// own CPU parks at once. Otherwise each spins within an adaptive budget that doubles when a spin succeeds
+// this CPU to another process for a time slice). A consumer whose last partner is on its
+// own CPU parks at once: two actors handing a compiled graph's steps to each other on one
+// CPU would otherwise each spin away the time slice the other needs to answer (measured
+// 2026-12-03, bench/compare's graph rows, all on one CPU: a step of a 32-node chain
+// 6.89 us before pushers counted as partners and the execution's future had one, the
+// graph A -> B 30.5 us per execution against 14.3 us for the same two calls chained). Otherwise each spins within an adaptive budget that doubles when a spin succeeds
 // and halves when it times out, between the bounds below: a lane whose calls come back
 // within a spin keeps spinning; one whose calls take long (a slow method, a caller that
 // goes quiet) spins little. A budget at its floor could stay there for good when answers
@@ -92,12 +97,15 @@ class alignas(64) LanePresence {
   // The consumer's side.
   void consumer_at(int32_t cpu) noexcept { store_if_changed(consumer_cpu_, cpu); }
   void consumer_parks() noexcept { store_if_changed(consumer_cpu_, kParked); }
-  [[nodiscard]] int32_t waiter_cpu() const noexcept { return waiter_cpu_.load(std::memory_order_relaxed); }
+  [[nodiscard]] int32_t partner_cpu() const noexcept { return partner_cpu_.load(std::memory_order_relaxed); }
+
+  // A producer's side: it pushed work to the lane from cpu.
+  void pusher_at(int32_t cpu) noexcept { store_if_changed(partner_cpu_, cpu); }
 
   // The waiter's side: true when spinning for the consumer can succeed (the waiter is on
-  // my_cpu; it is recorded as the lane's last waiter).
+  // my_cpu; it is recorded as the lane's last partner).
   [[nodiscard]] bool worth_spinning(int32_t my_cpu) noexcept {
-    store_if_changed(waiter_cpu_, my_cpu);
+    store_if_changed(partner_cpu_, my_cpu);
     const int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
     return c != kParked && (c != my_cpu || my_cpu < 0);
   }
@@ -118,7 +126,7 @@ class alignas(64) LanePresence {
   }
 
   std::atomic<int32_t> consumer_cpu_{kUnknown};
-  std::atomic<int32_t> waiter_cpu_{kUnknown};
+  std::atomic<int32_t> partner_cpu_{kUnknown};
   std::atomic<int64_t> wait_budget_ns_{kWaitSpinMaxNs};  // racy read-modify-writes are fine: a hint
   LanePresence* next_free_ = nullptr;                    // guarded by the free list's mutex
 };

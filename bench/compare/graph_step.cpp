@@ -1,0 +1,332 @@
+// graph_step.cpp: what a compiled graph's step between two actors costs (target 6).
+//   SPSC ring round trip   the floor: two threads on different CPUs, a ring of integers
+//                          each way, both spinning: x goes out, x + 1 comes back.
+//   32-node chain, a step  one execution at a time of a graph whose 32 nodes (x -> x + 1
+//                          each) alternate between actor A and actor B, so the value
+//                          crosses between the two actors' threads 31 times: the time of
+//                          an execution over 32. A and B apart (A on the first CPU, B on
+//                          the second; the caller, which parks on the future, unpinned),
+//                          or everything on the first CPU.
+//   2 nodes, an execution  the graph A -> B, one execution at a time (caller -> A -> B ->
+//                          caller).
+//   2 chained calls        the same two passes as a caller without graphs writes them:
+//                          tether_actor_call on A, wait; then on B, wait.
+// Target 6: a step of the chain with the actors apart <= 2x the SPSC round trip; on one
+// CPU, the two-node execution no slower than the two chained calls.
+#include "graph_step.h"
+
+#include <tether/tether.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "../check.h"
+#include "measure.h"
+#include "placement.h"
+
+namespace compare {
+namespace {
+
+using tether_bench::Check;
+
+constexpr int kChain = 32;
+constexpr size_t kValues = 64;  // values a node (or a ring) holds: more than are ever in flight
+
+inline void pause() noexcept { __builtin_ia32_pause(); }
+
+// SpscRing: one producer, one consumer; tail_ written by the producer, head_ by the
+// consumer, each on a line of its own; an item is written before the tail that shows it.
+class SpscRing {
+ public:
+  void push(int64_t x) noexcept {
+    while (tail_ - head_.load(std::memory_order_acquire) == kValues) pause();
+    items_[tail_ % kValues] = x;
+    tail_shown_.store(++tail_, std::memory_order_release);
+  }
+  // pop: spins until an item is there, unless stop is set first (then false).
+  bool pop(int64_t& x, const std::atomic<bool>* stop = nullptr) noexcept {
+    while (tail_shown_.load(std::memory_order_acquire) == next_) {
+      if (stop != nullptr && stop->load(std::memory_order_acquire)) return false;
+      pause();
+    }
+    x = items_[next_ % kValues];
+    head_.store(++next_, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  alignas(64) std::atomic<uint64_t> tail_shown_{0};
+  uint64_t tail_ = 0;  // the producer's
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t next_ = 0;  // the consumer's
+  alignas(64) int64_t items_[kValues] = {};
+};
+
+// SpscPair: the worker answers x + 1 on the way back. Built with the worker on the
+// second CPU, the caller on the first.
+class SpscPair {
+ public:
+  SpscPair() {
+    place_for_build(Placement::kDifferentCpus);
+    worker_ = std::thread([this] { serve(); });
+    place_caller(Placement::kDifferentCpus);
+  }
+  ~SpscPair() {
+    stop_.store(true, std::memory_order_release);
+    worker_.join();
+  }
+  SpscPair(const SpscPair&) = delete;
+  SpscPair& operator=(const SpscPair&) = delete;
+  int64_t operator()(int64_t x) {
+    out_.push(x);
+    int64_t y = 0;
+    (void)back_.pop(y);
+    return y;
+  }
+
+ private:
+  void serve() {
+    int64_t x = 0;
+    while (out_.pop(x, &stop_)) back_.push(x + 1);
+  }
+  SpscRing out_, back_;
+  std::atomic<bool> stop_{false};
+  std::thread worker_;
+};
+
+tether_status NoState(tether_task*, void*, void** state) {
+  *state = nullptr;
+  return TETHER_OK;
+}
+
+// Node: x -> x + 1; its outputs live in a ring it owns (the library passes the pointers on).
+struct Node {
+  int64_t ring[kValues] = {};
+  size_t next = 0;
+};
+tether_status Step(tether_task*, void*, void* arg, void* const* inputs, size_t, void** output) {
+  auto* n = static_cast<Node*>(arg);
+  int64_t* slot = &n->ring[n->next++ % kValues];
+  *slot = *static_cast<const int64_t*>(inputs[0]) + 1;
+  *output = slot;
+  return TETHER_OK;
+}
+tether_status AddOneInPlace(tether_task*, void*, void* arg) {
+  ++*static_cast<int64_t*>(arg);
+  return TETHER_OK;
+}
+
+// Actors: A and B on threads of their own. apart: A on the first CPU, B on the second, the
+// caller free; otherwise all three on the first CPU.
+class Actors {
+ public:
+  explicit Actors(bool apart) {
+    place_caller(apart ? Placement::kDifferentCpus : Placement::kSameCpu);  // the first CPU
+    a_ = make("compare-a");
+    if (apart) place_for_build(Placement::kDifferentCpus);  // the second
+    b_ = make("compare-b");
+    place_caller(apart ? Placement::kUnpinned : Placement::kSameCpu);
+  }
+  ~Actors() {
+    Check(tether_actor_release(a_), TETHER_OK, "tether_actor_release");
+    Check(tether_actor_release(b_), TETHER_OK, "tether_actor_release");
+  }
+  Actors(const Actors&) = delete;
+  Actors& operator=(const Actors&) = delete;
+  [[nodiscard]] tether_actor a() const { return a_; }
+  [[nodiscard]] tether_actor b() const { return b_; }
+
+ private:
+  static tether_actor make(const char* name) {
+    tether_actor_options o;
+    tether_actor_options_init(&o);
+    o.name = name;
+    tether_actor a;
+    Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
+    return a;
+  }
+  tether_actor a_{0}, b_{0};
+};
+
+// Chain: a compiled graph of n nodes, node i on A when i is even, on B when odd.
+class Chain {
+ public:
+  Chain(const Actors& actors, int n) : nodes_(static_cast<size_t>(n)) {
+    Check(tether_graph_create(&graph_), TETHER_OK, "tether_graph_create");
+    uint32_t prev = TETHER_GRAPH_INPUT;
+    for (int i = 0; i < n; ++i) {
+      uint32_t id = 0;
+      Check(tether_graph_add_node(graph_, i % 2 == 0 ? actors.a() : actors.b(), nullptr, Step,
+                                  &nodes_[static_cast<size_t>(i)], nullptr, &id),
+            TETHER_OK, "tether_graph_add_node");
+      Check(tether_graph_add_edge(graph_, prev, id), TETHER_OK, "tether_graph_add_edge");
+      prev = id;
+    }
+    Check(tether_graph_set_outputs(graph_, &prev, 1), TETHER_OK, "tether_graph_set_outputs");
+    tether_compile_options o;
+    tether_compile_options_init(&o);
+    Check(tether_graph_compile(graph_, &o, &compiled_), TETHER_OK, "tether_graph_compile");
+  }
+  ~Chain() {
+    Check(tether_compiled_release(compiled_), TETHER_OK, "tether_compiled_release");
+    Check(tether_graph_release(graph_), TETHER_OK, "tether_graph_release");
+  }
+  Chain(const Chain&) = delete;
+  Chain& operator=(const Chain&) = delete;
+  int64_t operator()(int64_t x) {
+    tether_future f;
+    Check(tether_compiled_execute(compiled_, &x, nullptr, &f), TETHER_OK, "tether_compiled_execute");
+    Check(tether_future_wait(f, -1), TETHER_OK, "tether_future_wait");
+    void* out = nullptr;
+    Check(tether_future_outputs(f, &out, 1), TETHER_OK, "tether_future_outputs");
+    const int64_t y = *static_cast<const int64_t*>(out);
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+    return y;
+  }
+
+ private:
+  std::vector<Node> nodes_;
+  tether_graph graph_{0};
+  tether_compiled compiled_{0};
+};
+
+// chained: x + 1 on A, waited for; then + 1 on B, waited for.
+int64_t chained(const Actors& actors, int64_t x) {
+  for (tether_actor a : {actors.a(), actors.b()}) {
+    tether_future f;
+    Check(tether_actor_call(a, nullptr, AddOneInPlace, &x, nullptr, &f), TETHER_OK, "tether_actor_call");
+    Check(tether_future_wait(f, -1), TETHER_OK, "tether_future_wait");
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+  }
+  return x;
+}
+
+enum class Shape { kSpsc, kChainStep, kPair, kChained };
+
+struct Case {
+  Shape shape;
+  bool apart;
+  const char* what;
+  std::vector<Sample> samples;
+};
+
+// time_it: op(x) must give x + adds; runs for sample_ms after a warm-up; per_op divides
+// an operation's time (a chain's execution into its steps).
+template <class Op>
+Sample time_it(int sample_ms, int64_t adds, double per_op, Op op) {
+  int64_t x = 1;
+  auto one = [&] {
+    if (op(x) != x + adds) {
+      std::fprintf(stderr, "compare: graph step: wrong answer\n");
+      std::abort();
+    }
+    ++x;
+  };
+  for (int i = 0; i < 16; ++i) one();
+  const int64_t budget = static_cast<int64_t>(sample_ms) * 1'000'000;
+  const int64_t wall0 = now_ns(), mine0 = thread_cpu_ns(), all0 = process_cpu_ns();
+  int64_t ops = 0;
+  do {
+    for (int i = 0; i < 8; ++i) one();
+    ops += 8;
+  } while (now_ns() - wall0 < budget);
+  const double wall = static_cast<double>(now_ns() - wall0);
+  const double mine = static_cast<double>(thread_cpu_ns() - mine0);
+  const double all = static_cast<double>(process_cpu_ns() - all0);
+  return Sample{wall / static_cast<double>(ops) / per_op, mine / wall, std::max(0.0, all - mine) / wall};
+}
+
+Sample sample(const Case& c, int sample_ms) {
+  Sample s;
+  if (c.shape == Shape::kSpsc) {
+    SpscPair pair;
+    s = time_it(sample_ms, 1, 1, [&](int64_t x) { return pair(x); });
+  } else {
+    Actors actors(c.apart);
+    if (c.shape == Shape::kChained) {
+      s = time_it(sample_ms, 2, 1, [&](int64_t x) { return chained(actors, x); });
+    } else {
+      const int n = c.shape == Shape::kChainStep ? kChain : 2;
+      Chain chain(actors, n);
+      s = time_it(sample_ms, n, c.shape == Shape::kChainStep ? kChain : 1, [&](int64_t x) { return chain(x); });
+    }
+  }
+  place_caller(Placement::kUnpinned);
+  return s;
+}
+
+double time_of(const Case& c) {
+  std::vector<double> v;
+  for (const Sample& s : c.samples) v.push_back(s.ns_per_op);
+  return median(v);
+}
+double cpu_of(const Case& c, double Sample::*side) {
+  std::vector<double> v;
+  for (const Sample& s : c.samples) v.push_back(s.*side);
+  return median(v);
+}
+
+std::string fmt(const char* f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+std::string duration(double ns) { return ns < 1000 ? fmt("%.0f ns", ns) : fmt("%.2f us", ns / 1000); }
+
+}  // namespace
+
+GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed) {
+  std::vector<Case> cases;
+  if (usable_cpus() >= 2) {
+    cases.push_back({Shape::kSpsc, true, "SPSC ring round trip (floor; spinning both sides)", {}});
+    cases.push_back({Shape::kChainStep, true, "compiled graph, 32-node chain A/B/A/...: one step", {}});
+    cases.push_back({Shape::kPair, true, "compiled graph A -> B: one execution", {}});
+    cases.push_back({Shape::kChained, true, "two chained calls, A then B", {}});
+  }
+  cases.push_back({Shape::kChainStep, false, "compiled graph, 32-node chain A/B/A/...: one step", {}});
+  cases.push_back({Shape::kPair, false, "compiled graph A -> B: one execution", {}});
+  cases.push_back({Shape::kChained, false, "two chained calls, A then B", {}});
+  std::vector<Case*> schedule;
+  for (Case& c : cases) {
+    for (int i = 0; i < reps; ++i) schedule.push_back(&c);
+  }
+  std::mt19937 rng(seed + 6);
+  std::shuffle(schedule.begin(), schedule.end(), rng);
+  for (Case* c : schedule) c->samples.push_back(sample(*c, sample_ms));
+
+  GraphStepReport out;
+  std::string& md = out.markdown;
+  md += "### A compiled graph's step between two actors (median of " + std::to_string(reps) +
+        ")\n\nApart: actor A on the first CPU, actor B on the second, the caller unpinned (the SPSC "
+        "ring: its two threads on the two CPUs). One CPU: A, B and the caller on the first. `CPU`: CPU seconds "
+        "per wall second, caller / other threads.\n\n| | apart | CPU | one CPU | CPU |\n|---|---:|---:|---:|---:|\n";
+  auto cell = [&](const Case* c) {
+    return c == nullptr ? std::string(" – | |")
+                        : " " + duration(time_of(*c)) + " | " + fmt("%.2f", cpu_of(*c, &Sample::caller_cpu)) +
+                              " / " + fmt("%.2f", cpu_of(*c, &Sample::other_cpu)) + " |";
+  };
+  auto find = [&](Shape shape, bool apart) -> const Case* {
+    for (const Case& c : cases) {
+      if (c.shape == shape && c.apart == apart) return &c;
+    }
+    return nullptr;
+  };
+  for (Shape shape : {Shape::kSpsc, Shape::kChainStep, Shape::kPair, Shape::kChained}) {
+    const Case* any = find(shape, true) != nullptr ? find(shape, true) : find(shape, false);
+    if (any == nullptr) continue;
+    md += std::string("| ") + any->what + " |" + cell(find(shape, true)) + cell(find(shape, false)) + "\n";
+  }
+  if (const Case* c = find(Shape::kSpsc, true)) out.spsc_round_trip_ns = time_of(*c);
+  if (const Case* c = find(Shape::kChainStep, true)) out.step_apart_ns = time_of(*c);
+  out.pair_same_ns = time_of(*find(Shape::kPair, false));
+  out.chained_same_ns = time_of(*find(Shape::kChained, false));
+  return out;
+}
+
+}  // namespace compare

@@ -1,0 +1,20 @@
+// graph_step.h: the compiled-graph rows of bench/compare (graph_step.cpp says what each
+// measures): a step between two actors next to the SPSC ring floor and to chained calls.
+#pragma once
+
+#include <string>
+
+namespace compare {
+
+struct GraphStepReport {
+  std::string markdown;  // the table
+  double spsc_round_trip_ns = 0;  // different CPUs
+  double step_apart_ns = 0;       // one step of the long chain, the actors on different CPUs
+  double pair_same_ns = 0;        // a two-node execution, everything on one CPU
+  double chained_same_ns = 0;     // the same two passes as chained calls, on one CPU
+};
+
+// graph_step_report: every case sampled reps times (sample_ms each), in one random order.
+GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed);
+
+}  // namespace compare
