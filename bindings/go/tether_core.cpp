@@ -49,7 +49,6 @@
 // before the group lanes open, and read only by execution threads after that.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -73,7 +72,6 @@
 // sides. queued is admitted_ + fast admitted - left_ - fast left.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -182,6 +180,175 @@ struct Error {
 
 }  // namespace tether
 // ---- end of core/error.h ----
+// ---- core/event_count.h ----
+// EventCount: a condition variable for waiters that check their condition under a mutex,
+// parked on a futex word (platform::park_while) instead of a std::condition_variable.
+// Why: glibc's condition variable re-locks its mutex as contended after every wait, so the
+// woken thread's next unlock makes a FUTEX_WAKE of nobody; here the woken thread takes the
+// mutex as anyone would, and a notify with no waiter costs an atomic add and a load.
+//
+// Thread safety: every member may be called from any thread.
+//
+// Wait protocol (epoch_ counts notifies; waiters_ counts threads between W2 and W4):
+//
+//   waiter (holds the condition's mutex)     notifier
+//   W1 check the condition: true -> done     N1 change the condition under the mutex
+//   W2 key = prepare(): waiters_ += 1,       N2 (mutex held or not) epoch_ += 1 (seq_cst)
+//      then key = epoch_ (seq_cst)           N3 waiters_ == 0 (seq_cst) -> done, no syscall
+//   W3 unlock; park_while(epoch_ == key)     N4 wake_all_parked(epoch_)
+//   W4 waiters_ -= 1; lock; back to W1
+//
+// Why no notify is lost: N1 is either before W1 (the mutex orders them: W1 sees it) or
+// after W2's unlock in W3. In the second case N2 follows W2 in epoch_'s order, so W3's
+// compare (atomic with a wake of the word, in the kernel) either sees key != epoch_ and
+// returns, or sleeps before N2; then N3, ordered after W2's waiters_ += 1 by the mutex,
+// sees a waiter and N4 wakes it.
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+// ---- platform/platform.h ----
+// platform: every call the core makes to the operating system, behind one small interface
+// so that the rest of src/core includes no OS header. One implementation per OS:
+// posix.cpp (Linux and other POSIX systems) and win32.cpp (Windows). The core keeps the
+// logic (what is checked, what a failure is called); these functions only make the call.
+//
+// Thread safety: every function may be called from any thread.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tether::platform {
+
+// Thread: a joinable OS thread. handle is what join_thread takes (POSIX: the pthread_t;
+// Windows: the thread's HANDLE); id tells threads apart where the handle cannot (Windows,
+// where a thread cannot name its own HANDLE). Compare with same_thread, never by value.
+struct Thread {
+  std::uintptr_t handle = 0;
+  std::uint64_t id = 0;
+};
+
+// current_thread: the calling thread, for same_thread (not joinable).
+[[nodiscard]] Thread current_thread() noexcept;
+[[nodiscard]] bool same_thread(const Thread& a, const Thread& b) noexcept;
+
+// current_thread_id: the OS's nonzero id of the calling thread (Linux: gettid), unique
+// among live threads.
+[[nodiscard]] std::uint64_t current_thread_id() noexcept;
+
+// current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
+[[nodiscard]] int current_cpu() noexcept;
+
+// min_stack_size: the smallest stack a new thread may ask for.
+[[nodiscard]] std::size_t min_stack_size() noexcept;
+
+// cpu_in_range: cpu is a CPU number this OS can pin to at all (Linux: below CPU_SETSIZE;
+// Windows: 0..63, one processor group). Whether the process may run on it is decided
+// when the thread starts (start_thread: kCannotPin).
+[[nodiscard]] bool cpu_in_range(int cpu) noexcept;
+
+// allowed_cpus: the CPUs the process may use, as the OS lists them, for messages (Linux:
+// its cgroup's cpuset (v2) when there is one, else the CPUs online; "unknown" if unread).
+[[nodiscard]] std::string allowed_cpus();
+
+// StartResult: how start_thread ended. reason is the OS's text for kRefused.
+enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kRefused };
+
+// start_thread: a new thread running entry(arg) with asynchronous signals blocked (POSIX)
+// and, when cpu >= 0, pinned to that one CPU before it runs (kCannotPin: the OS refused
+// that CPU for the new thread). stack_size 0: the default.
+// On kStarted, *out is the thread and entry owns arg; otherwise entry never runs.
+[[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
+                                       Thread* out, std::string* reason);
+
+// join_thread: waits for t to end and releases it. Once per thread started.
+void join_thread(const Thread& t) noexcept;
+
+// set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
+// 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
+void set_current_thread_name(const std::string& name) noexcept;
+[[nodiscard]] std::string current_thread_name();
+
+// notify_at_thread_exit: fn(arg) runs on the calling thread when it exits, after its C++
+// thread_locals are destroyed (Windows: those of this library; see tether.h). The core
+// uses one fn for every thread. Arming again from inside fn runs it once more, for at
+// least 4 rounds in all (POSIX: PTHREAD_DESTRUCTOR_ITERATIONS). false: it could not be
+// armed (no memory) and fn will not run.
+[[nodiscard]] bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept;
+
+// Asymmetric fence (see core/asymmetric_fence.h). enable_process_barrier: at load, true
+// when process_barrier is available (Linux membarrier PRIVATE_EXPEDITED, registered;
+// Windows FlushProcessWriteBuffers). process_barrier: every running thread of the process
+// executes a full barrier; false if that failed.
+[[nodiscard]] bool enable_process_barrier() noexcept;
+[[nodiscard]] bool process_barrier() noexcept;
+
+// Parking on a word (Linux: futex; elsewhere word_park_fallback.h, a table of mutexes and
+// condition variables). park_while: sleeps while word == expected (compared atomically
+// with every wake_one_parked on the same word: a wake that follows a change of word is
+// never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
+// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked / wake_all_parked:
+// wake one / every thread parked on word; call them after changing word.
+void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
+void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
+void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept;
+
+// threads_run_at_exit: whether the library's threads still run when its static destructors
+// do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
+// thread first, and signalling or joining one could wait forever).
+[[nodiscard]] bool threads_run_at_exit() noexcept;
+
+// on_fork: registers fork handlers (pthread_atfork): prepare before fork() in the parent,
+// parent after it there, child in the child. false where there is no fork (Windows) or
+// they could not be registered.
+bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
+
+}  // namespace tether::platform
+// ---- end of platform/platform.h ----
+
+namespace tether {
+
+class EventCount {
+ public:
+  // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
+  // and after. Returns early on a notify, the deadline, or spuriously: re-check.
+  void wait(std::unique_lock<std::mutex>& lock, const Deadline& deadline) noexcept {
+    waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
+    const uint32_t key = epoch_.load(std::memory_order_seq_cst);
+    lock.unlock();  // W3
+    platform::park_while(epoch_, key, deadline.steady_ns());
+    waiters_.fetch_sub(1, std::memory_order_relaxed);  // W4
+    lock.lock();
+  }
+
+  // wait_until(lock, deadline, condition): W1..W4 until condition() (checked with lock
+  // held) or the deadline; returns condition().
+  template <class Condition>
+  bool wait_until(std::unique_lock<std::mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
+    while (!condition()) {
+      if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
+      wait(lock, deadline);
+    }
+    return true;
+  }
+
+  // notify_all: N2..N4, after the condition changed (N1).
+  void notify_all() noexcept {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);                           // N2
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return;                // N3
+    platform::wake_all_parked(epoch_);                                        // N4
+  }
+
+ private:
+  std::atomic<uint32_t> epoch_{0};    // wraps; a waiter compares it with its own key only
+  std::atomic<uint32_t> waiters_{0};  // threads between W2 and W4
+};
+
+}  // namespace tether
+// ---- end of core/event_count.h ----
 
 namespace tether {
 
@@ -288,7 +455,7 @@ class CallLedger {
 
   alignas(64) const size_t capacity_;  // 0: unbounded. Read by both sides: on the slow paths' line
   mutable std::mutex mutex_;
-  std::condition_variable room_;
+  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
   bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
   std::vector<Tally*> tallies_;   // guarded by mutex_: producers calling fast now
@@ -1315,106 +1482,6 @@ T& immortal() noexcept {
 
 }  // namespace tether
 // ---- end of core/immortal.h ----
-// ---- platform/platform.h ----
-// platform: every call the core makes to the operating system, behind one small interface
-// so that the rest of src/core includes no OS header. One implementation per OS:
-// posix.cpp (Linux and other POSIX systems) and win32.cpp (Windows). The core keeps the
-// logic (what is checked, what a failure is called); these functions only make the call.
-//
-// Thread safety: every function may be called from any thread.
-
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-
-namespace tether::platform {
-
-// Thread: a joinable OS thread. handle is what join_thread takes (POSIX: the pthread_t;
-// Windows: the thread's HANDLE); id tells threads apart where the handle cannot (Windows,
-// where a thread cannot name its own HANDLE). Compare with same_thread, never by value.
-struct Thread {
-  std::uintptr_t handle = 0;
-  std::uint64_t id = 0;
-};
-
-// current_thread: the calling thread, for same_thread (not joinable).
-[[nodiscard]] Thread current_thread() noexcept;
-[[nodiscard]] bool same_thread(const Thread& a, const Thread& b) noexcept;
-
-// current_thread_id: the OS's nonzero id of the calling thread (Linux: gettid), unique
-// among live threads.
-[[nodiscard]] std::uint64_t current_thread_id() noexcept;
-
-// current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
-[[nodiscard]] int current_cpu() noexcept;
-
-// min_stack_size: the smallest stack a new thread may ask for.
-[[nodiscard]] std::size_t min_stack_size() noexcept;
-
-// cpu_in_range: cpu is a CPU number this OS can pin to at all (Linux: below CPU_SETSIZE;
-// Windows: 0..63, one processor group). Whether the process may run on it is decided
-// when the thread starts (start_thread: kCannotPin).
-[[nodiscard]] bool cpu_in_range(int cpu) noexcept;
-
-// allowed_cpus: the CPUs the process may use, as the OS lists them, for messages (Linux:
-// its cgroup's cpuset (v2) when there is one, else the CPUs online; "unknown" if unread).
-[[nodiscard]] std::string allowed_cpus();
-
-// StartResult: how start_thread ended. reason is the OS's text for kRefused.
-enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kRefused };
-
-// start_thread: a new thread running entry(arg) with asynchronous signals blocked (POSIX)
-// and, when cpu >= 0, pinned to that one CPU before it runs (kCannotPin: the OS refused
-// that CPU for the new thread). stack_size 0: the default.
-// On kStarted, *out is the thread and entry owns arg; otherwise entry never runs.
-[[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
-                                       Thread* out, std::string* reason);
-
-// join_thread: waits for t to end and releases it. Once per thread started.
-void join_thread(const Thread& t) noexcept;
-
-// set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
-// 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
-void set_current_thread_name(const std::string& name) noexcept;
-[[nodiscard]] std::string current_thread_name();
-
-// notify_at_thread_exit: fn(arg) runs on the calling thread when it exits, after its C++
-// thread_locals are destroyed (Windows: those of this library; see tether.h). The core
-// uses one fn for every thread. Arming again from inside fn runs it once more, for at
-// least 4 rounds in all (POSIX: PTHREAD_DESTRUCTOR_ITERATIONS). false: it could not be
-// armed (no memory) and fn will not run.
-[[nodiscard]] bool notify_at_thread_exit(void (*fn)(void*) noexcept, void* arg) noexcept;
-
-// Asymmetric fence (see core/asymmetric_fence.h). enable_process_barrier: at load, true
-// when process_barrier is available (Linux membarrier PRIVATE_EXPEDITED, registered;
-// Windows FlushProcessWriteBuffers). process_barrier: every running thread of the process
-// executes a full barrier; false if that failed.
-[[nodiscard]] bool enable_process_barrier() noexcept;
-[[nodiscard]] bool process_barrier() noexcept;
-
-// Parking on a word (Linux: futex; elsewhere word_park_fallback.h, a table of mutexes and
-// condition variables). park_while: sleeps while word == expected (compared atomically
-// with every wake_one_parked on the same word: a wake that follows a change of word is
-// never missed), until woken, the absolute steady-clock time deadline_ns (steady_clock's
-// epoch; -1: none), or spuriously: the caller re-checks. wake_one_parked / wake_all_parked:
-// wake one / every thread parked on word; call them after changing word.
-void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept;
-void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept;
-void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept;
-
-// threads_run_at_exit: whether the library's threads still run when its static destructors
-// do (POSIX: yes, they may be joined; Windows: no, the process has ended every other
-// thread first, and signalling or joining one could wait forever).
-[[nodiscard]] bool threads_run_at_exit() noexcept;
-
-// on_fork: registers fork handlers (pthread_atfork): prepare before fork() in the parent,
-// parent after it there, child in the child. false where there is no fork (Windows) or
-// they could not be registered.
-bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
-
-}  // namespace tether::platform
-// ---- end of platform/platform.h ----
 
 namespace tether {
 
@@ -1811,75 +1878,6 @@ class ErrorList {
 
 }  // namespace tether
 // ---- end of core/error_list.h ----
-// ---- core/event_count.h ----
-// EventCount: a condition variable for waiters that check their condition under a mutex,
-// parked on a futex word (platform::park_while) instead of a std::condition_variable.
-// Why: glibc's condition variable re-locks its mutex as contended after every wait, so the
-// woken thread's next unlock makes a FUTEX_WAKE of nobody; here the woken thread takes the
-// mutex as anyone would, and a notify with no waiter costs an atomic add and a load.
-//
-// Thread safety: every member may be called from any thread.
-//
-// Wait protocol (epoch_ counts notifies; waiters_ counts threads between W2 and W4):
-//
-//   waiter (holds the condition's mutex)     notifier
-//   W1 check the condition: true -> done     N1 change the condition under the mutex
-//   W2 key = prepare(): waiters_ += 1,       N2 (mutex held or not) epoch_ += 1 (seq_cst)
-//      then key = epoch_ (seq_cst)           N3 waiters_ == 0 (seq_cst) -> done, no syscall
-//   W3 unlock; park_while(epoch_ == key)     N4 wake_all_parked(epoch_)
-//   W4 waiters_ -= 1; lock; back to W1
-//
-// Why no notify is lost: N1 is either before W1 (the mutex orders them: W1 sees it) or
-// after W2's unlock in W3. In the second case N2 follows W2 in epoch_'s order, so W3's
-// compare (atomic with a wake of the word, in the kernel) either sees key != epoch_ and
-// returns, or sleeps before N2; then N3, ordered after W2's waiters_ += 1 by the mutex,
-// sees a waiter and N4 wakes it.
-
-#include <atomic>
-#include <cstdint>
-#include <mutex>
-
-
-namespace tether {
-
-class EventCount {
- public:
-  // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
-  // and after. Returns early on a notify, the deadline, or spuriously: re-check.
-  void wait(std::unique_lock<std::mutex>& lock, const Deadline& deadline) noexcept {
-    waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
-    const uint32_t key = epoch_.load(std::memory_order_seq_cst);
-    lock.unlock();  // W3
-    platform::park_while(epoch_, key, deadline.steady_ns());
-    waiters_.fetch_sub(1, std::memory_order_relaxed);  // W4
-    lock.lock();
-  }
-
-  // wait_until(lock, deadline, condition): W1..W4 until condition() (checked with lock
-  // held) or the deadline; returns condition().
-  template <class Condition>
-  bool wait_until(std::unique_lock<std::mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
-    while (!condition()) {
-      if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
-      wait(lock, deadline);
-    }
-    return true;
-  }
-
-  // notify_all: N2..N4, after the condition changed (N1).
-  void notify_all() noexcept {
-    epoch_.fetch_add(1, std::memory_order_seq_cst);                           // N2
-    if (waiters_.load(std::memory_order_seq_cst) == 0) return;                // N3
-    platform::wake_all_parked(epoch_);                                        // N4
-  }
-
- private:
-  std::atomic<uint32_t> epoch_{0};    // wraps; a waiter compares it with its own key only
-  std::atomic<uint32_t> waiters_{0};  // threads between W2 and W4
-};
-
-}  // namespace tether
-// ---- end of core/event_count.h ----
 // ---- core/task_origin.h ----
 // TaskOrigin: what a task knows of the object its callback works for (an actor, a
 // compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
@@ -1913,22 +1911,32 @@ inline constexpr TaskOrigin kNoOrigin{};
 // ---- core/lazy_thread_group.h ----
 // LazyThreadGroup: an owner's ThreadGroup (an actor's, an executor's), made when the
 // first thread needs it. Most actors never start a thread of their own (no concurrency
-// group, no method that spawns): they keep 64 bytes here instead of a group of ~200.
+// group, no method that spawns): they keep 16 bytes here instead of a group of ~200.
 //
 // The owner's end may come before the group exists: orphan() is remembered, and a group
-// made after it is orphaned at birth, so no thread is ever left unjoined.
+// made after it is orphaned too, so no thread is ever left unjoined.
 //
-// Thread safety: every member may be called from any thread; mutex_ guards both fields.
+// Thread safety: every member may be called from any thread. made_ goes from null to the
+// group's holder once (compare-exchange; a loser drops its own) and the holder is never
+// written again, so readers copy it freely. get() installs made_ and then reads
+// orphaned_; orphan() sets orphaned_ and then reads made_ (all seq_cst): of two that race,
+// at least one sees the other's write, so a group made during or after orphan() is
+// orphaned (twice is harmless: ThreadGroup::orphan only marks and schedules).
 // Lifetime: the owner's; the group itself is shared (each of its threads holds it).
 
+#include <atomic>
 #include <memory>
-#include <mutex>
 
 
 namespace tether {
 
 class LazyThreadGroup {
  public:
+  LazyThreadGroup() = default;
+  ~LazyThreadGroup() { delete made_.load(std::memory_order_acquire); }
+  LazyThreadGroup(const LazyThreadGroup&) = delete;
+  LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
+
   // get: the group, made now if it was not. Throws std::bad_alloc.
   [[nodiscard]] std::shared_ptr<ThreadGroup> get();
   // orphan: the control thread joins the group's threads, now and once it is made.
@@ -1937,9 +1945,8 @@ class LazyThreadGroup {
   void join_all();
 
  private:
-  std::mutex mutex_;
-  std::shared_ptr<ThreadGroup> group_;  // guarded by mutex_: null until get()
-  bool orphaned_ = false;               // guarded by mutex_
+  std::atomic<std::shared_ptr<ThreadGroup>*> made_{nullptr};
+  std::atomic<bool> orphaned_{false};
 };
 
 }  // namespace tether
@@ -2682,7 +2689,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  EventCount ended_;  // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
   enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
   End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_
@@ -2975,7 +2982,7 @@ class Actor::DtorCall : public Call {
       actor_.end_ = End::kEnded;  // from kDtorQueued
       self = std::move(actor_.self_);
     }
-    actor_.cv_.notify_all();
+    actor_.ended_.notify_all();
     // self may be the last reference: the actor dies here, after its last touch.
   }
 
@@ -3223,7 +3230,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside() || ControlThread::is_current()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return end_ == End::kEnded || handle_ended_; });
+  (void)ended_.wait_until(lock, deadline, [&] { return end_ == End::kEnded || handle_ended_; });
   if (end_ == End::kEnded) return TETHER_OK;
   return handle_ended_ ? TETHER_E_INVALID_HANDLE : TETHER_E_TIMEOUT;
 }
@@ -3236,14 +3243,14 @@ void Actor::release(bool wait) {
     std::lock_guard lock(mutex_);
     handle_ended_ = true;
   }
-  cv_.notify_all();
+  ended_.notify_all();
   if (!wait || is_inside() || ControlThread::is_current()) {
     group_threads_.orphan();
     return;
   }
   {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return end_ == End::kEnded; });
+    (void)ended_.wait_until(lock, Deadline(), [&] { return end_ == End::kEnded; });
   }
   group_threads_.join_all();
   // The executor's thread ends with its last user: when that was this actor (its own
@@ -3437,7 +3444,7 @@ int32_t CallLedger::admit(Deadline deadline) {
     }
     std::unique_lock lock(mutex_);
     room_waiters_.fetch_add(1, std::memory_order_seq_cst);
-    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_ || handle_ended_; });
+    const bool room = room_.wait_until(lock, deadline, [&] { return queued() < capacity_ || handle_ended_; });
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
     if (handle_ended_) {
       reject();
@@ -4104,6 +4111,7 @@ std::atomic<uint64_t> g_next_compiled_id{1};
 
 // Slot: one execution in flight (see the class comment for who writes what, when).
 struct CompiledGraph::Slot {
+  std::shared_ptr<CompiledGraph> keep;  // the graph, for this execution's steps: see StepCall
   std::shared_ptr<Scope> future;
   UserArg input;
   std::unique_ptr<void*[]> values;   // node -> its output in this execution
@@ -4126,26 +4134,33 @@ struct CompiledGraph::HostSlot {
 };
 
 // StepCall: one node of one execution, queued on the node's lane as its actor's work.
+// The graph is held by the execution (Slot::keep), not by each step: a step that copied
+// a shared_ptr would move its count's cache line between the two actors' CPUs on every
+// step. The slot ends only after its every step finished (finish_step), so the graph
+// lives while a step is queued or running; once finish_step returns, it may be gone.
+// The actor outlives the step: the step is its unsettled work until settle_posted().
 class CompiledGraph::StepCall : public Call {
  public:
-  StepCall(std::shared_ptr<CompiledGraph> graph, size_t slot, uint32_t node)
-      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {
+  StepCall(CompiledGraph& graph, size_t slot, uint32_t node)
+      : Call(graph.plan_.nodes[node].actor.get()), graph_(graph), slot_(slot), node_(node) {
     static_assert(sizeof(StepCall) <= CallPool::kSlotSize, "fits a pool slot");
   }
 
   void run(Lane& lane) noexcept override {
-    graph_->run_step(slot_, node_, lane);
-    graph_->plan_.nodes[node_].actor->settle_posted();
+    Actor& actor = *graph_.plan_.nodes[node_].actor;  // read before the graph may go
+    graph_.run_step(slot_, node_, lane);
+    actor.settle_posted();
   }
 
   // cancel: the actor stopped (CANCEL) with the step queued: the execution fails.
   void cancel() noexcept override {
-    graph_->finish_step(slot_, node_, graph_->refusal_error(node_), nullptr);
-    graph_->plan_.nodes[node_].actor->settle_posted();
+    Actor& actor = *graph_.plan_.nodes[node_].actor;
+    graph_.finish_step(slot_, node_, graph_.refusal_error(node_), nullptr);
+    actor.settle_posted();
   }
 
  private:
-  const std::shared_ptr<CompiledGraph> graph_;  // alive while a step of it is queued
+  CompiledGraph& graph_;  // alive until this step's finish_step returns (see above)
   const size_t slot_;
   const uint32_t node_;
 };
@@ -4246,6 +4261,7 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
     }
     slot = next_seq_ % capacity;
     Slot& s = slots_[slot];
+    s.keep = shared_from_this();
     s.future = future;
     s.input = std::move(input);
     s.failed.store(false, std::memory_order_relaxed);
@@ -4272,7 +4288,7 @@ bool CompiledGraph::try_post(size_t slot, uint32_t node) noexcept {
   const GraphNode& n = plan_.nodes[node];
   StepCall* step;
   try {
-    step = new StepCall(shared_from_this(), slot, node);
+    step = new StepCall(*this, slot, node);
   } catch (...) {
     return false;
   }
@@ -4363,6 +4379,9 @@ struct CompiledGraph::Ending {
 };
 
 void CompiledGraph::step_slot_done(size_t slot) noexcept {
+  // The ended slots' holds on the graph, one at a time (a move-assignment takes the next
+  // before it lets the last go): dropped after the lock, this function's last touch.
+  std::shared_ptr<CompiledGraph> keep;
   std::unique_lock lock(mutex_);
   slots_[slot].done = true;
   if (completing_) return;  // the completer at work will end it, in its turn
@@ -4372,6 +4391,7 @@ void CompiledGraph::step_slot_done(size_t slot) noexcept {
     if (!s.done) break;
     Ending ending;
     ending.future = std::move(s.future);
+    keep = std::move(s.keep);
     lock.unlock();
     release_values(s, ending);
     lock.lock();
@@ -6841,31 +6861,23 @@ size_t ThreadGroup::running() const {
 namespace tether {
 
 std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
-  std::lock_guard lock(mutex_);
-  if (!group_) {
-    group_ = std::make_shared<ThreadGroup>();
-    if (orphaned_) group_->orphan();
-  }
-  return group_;
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) return *made;
+  auto fresh = std::make_unique<std::shared_ptr<ThreadGroup>>(std::make_shared<ThreadGroup>());
+  std::shared_ptr<ThreadGroup>* installed = nullptr;
+  if (made_.compare_exchange_strong(installed, fresh.get(), std::memory_order_seq_cst, std::memory_order_acquire)) {
+    installed = fresh.release();
+  }  // else installed is the winner's, and fresh goes
+  if (orphaned_.load(std::memory_order_seq_cst)) (*installed)->orphan();
+  return *installed;
 }
 
 void LazyThreadGroup::orphan() {
-  std::shared_ptr<ThreadGroup> group;
-  {
-    std::lock_guard lock(mutex_);
-    orphaned_ = true;
-    group = group_;
-  }
-  if (group) group->orphan();
+  orphaned_.store(true, std::memory_order_seq_cst);
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_seq_cst)) (*made)->orphan();
 }
 
 void LazyThreadGroup::join_all() {
-  std::shared_ptr<ThreadGroup> group;
-  {
-    std::lock_guard lock(mutex_);
-    group = group_;
-  }
-  if (group) group->join_all();
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) (*made)->join_all();
 }
 
 }  // namespace tether

@@ -181,7 +181,7 @@ class Actor::DtorCall : public Call {
       actor_.end_ = End::kEnded;  // from kDtorQueued
       self = std::move(actor_.self_);
     }
-    actor_.cv_.notify_all();
+    actor_.ended_.notify_all();
     // self may be the last reference: the actor dies here, after its last touch.
   }
 
@@ -429,7 +429,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
   if (handle_ended_) return TETHER_E_INVALID_HANDLE;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside() || ControlThread::is_current()) return TETHER_E_DEADLOCK;
-  deadline.wait(cv_, lock, [&] { return end_ == End::kEnded || handle_ended_; });
+  (void)ended_.wait_until(lock, deadline, [&] { return end_ == End::kEnded || handle_ended_; });
   if (end_ == End::kEnded) return TETHER_OK;
   return handle_ended_ ? TETHER_E_INVALID_HANDLE : TETHER_E_TIMEOUT;
 }
@@ -442,14 +442,14 @@ void Actor::release(bool wait) {
     std::lock_guard lock(mutex_);
     handle_ended_ = true;
   }
-  cv_.notify_all();
+  ended_.notify_all();
   if (!wait || is_inside() || ControlThread::is_current()) {
     group_threads_.orphan();
     return;
   }
   {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return end_ == End::kEnded; });
+    (void)ended_.wait_until(lock, Deadline(), [&] { return end_ == End::kEnded; });
   }
   group_threads_.join_all();
   // The executor's thread ends with its last user: when that was this actor (its own

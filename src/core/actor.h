@@ -42,7 +42,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -52,6 +51,7 @@
 #include "core/call_ledger.h"
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/event_count.h"
 #include "core/executor.h"
 #include "core/lane.h"
 #include "core/publish.h"
@@ -230,7 +230,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  EventCount ended_;  // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
   enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
   End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_

@@ -25,7 +25,7 @@ int32_t CallLedger::admit(Deadline deadline) {
     }
     std::unique_lock lock(mutex_);
     room_waiters_.fetch_add(1, std::memory_order_seq_cst);
-    const bool room = deadline.wait(room_, lock, [&] { return queued() < capacity_ || handle_ended_; });
+    const bool room = room_.wait_until(lock, deadline, [&] { return queued() < capacity_ || handle_ended_; });
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
     if (handle_ended_) {
       reject();

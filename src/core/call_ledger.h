@@ -15,7 +15,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -23,6 +22,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/event_count.h"
 
 namespace tether {
 
@@ -129,7 +129,7 @@ class CallLedger {
 
   alignas(64) const size_t capacity_;  // 0: unbounded. Read by both sides: on the slow paths' line
   mutable std::mutex mutex_;
-  std::condition_variable room_;
+  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
   bool handle_ended_ = false;  // guarded by mutex_
   std::vector<ErrorPtr> errors_;  // guarded by mutex_: at most kKeptErrors
   std::vector<Tally*> tallies_;   // guarded by mutex_: producers calling fast now

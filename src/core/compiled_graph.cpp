@@ -20,6 +20,7 @@ std::atomic<uint64_t> g_next_compiled_id{1};
 
 // Slot: one execution in flight (see the class comment for who writes what, when).
 struct CompiledGraph::Slot {
+  std::shared_ptr<CompiledGraph> keep;  // the graph, for this execution's steps: see StepCall
   std::shared_ptr<Scope> future;
   UserArg input;
   std::unique_ptr<void*[]> values;   // node -> its output in this execution
@@ -42,26 +43,33 @@ struct CompiledGraph::HostSlot {
 };
 
 // StepCall: one node of one execution, queued on the node's lane as its actor's work.
+// The graph is held by the execution (Slot::keep), not by each step: a step that copied
+// a shared_ptr would move its count's cache line between the two actors' CPUs on every
+// step. The slot ends only after its every step finished (finish_step), so the graph
+// lives while a step is queued or running; once finish_step returns, it may be gone.
+// The actor outlives the step: the step is its unsettled work until settle_posted().
 class CompiledGraph::StepCall : public Call {
  public:
-  StepCall(std::shared_ptr<CompiledGraph> graph, size_t slot, uint32_t node)
-      : Call(graph->plan_.nodes[node].actor.get()), graph_(std::move(graph)), slot_(slot), node_(node) {
+  StepCall(CompiledGraph& graph, size_t slot, uint32_t node)
+      : Call(graph.plan_.nodes[node].actor.get()), graph_(graph), slot_(slot), node_(node) {
     static_assert(sizeof(StepCall) <= CallPool::kSlotSize, "fits a pool slot");
   }
 
   void run(Lane& lane) noexcept override {
-    graph_->run_step(slot_, node_, lane);
-    graph_->plan_.nodes[node_].actor->settle_posted();
+    Actor& actor = *graph_.plan_.nodes[node_].actor;  // read before the graph may go
+    graph_.run_step(slot_, node_, lane);
+    actor.settle_posted();
   }
 
   // cancel: the actor stopped (CANCEL) with the step queued: the execution fails.
   void cancel() noexcept override {
-    graph_->finish_step(slot_, node_, graph_->refusal_error(node_), nullptr);
-    graph_->plan_.nodes[node_].actor->settle_posted();
+    Actor& actor = *graph_.plan_.nodes[node_].actor;
+    graph_.finish_step(slot_, node_, graph_.refusal_error(node_), nullptr);
+    actor.settle_posted();
   }
 
  private:
-  const std::shared_ptr<CompiledGraph> graph_;  // alive while a step of it is queued
+  CompiledGraph& graph_;  // alive until this step's finish_step returns (see above)
   const size_t slot_;
   const uint32_t node_;
 };
@@ -162,6 +170,7 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
     }
     slot = next_seq_ % capacity;
     Slot& s = slots_[slot];
+    s.keep = shared_from_this();
     s.future = future;
     s.input = std::move(input);
     s.failed.store(false, std::memory_order_relaxed);
@@ -188,7 +197,7 @@ bool CompiledGraph::try_post(size_t slot, uint32_t node) noexcept {
   const GraphNode& n = plan_.nodes[node];
   StepCall* step;
   try {
-    step = new StepCall(shared_from_this(), slot, node);
+    step = new StepCall(*this, slot, node);
   } catch (...) {
     return false;
   }
@@ -279,6 +288,9 @@ struct CompiledGraph::Ending {
 };
 
 void CompiledGraph::step_slot_done(size_t slot) noexcept {
+  // The ended slots' holds on the graph, one at a time (a move-assignment takes the next
+  // before it lets the last go): dropped after the lock, this function's last touch.
+  std::shared_ptr<CompiledGraph> keep;
   std::unique_lock lock(mutex_);
   slots_[slot].done = true;
   if (completing_) return;  // the completer at work will end it, in its turn
@@ -288,6 +300,7 @@ void CompiledGraph::step_slot_done(size_t slot) noexcept {
     if (!s.done) break;
     Ending ending;
     ending.future = std::move(s.future);
+    keep = std::move(s.keep);
     lock.unlock();
     release_values(s, ending);
     lock.lock();

@@ -3,31 +3,23 @@
 namespace tether {
 
 std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
-  std::lock_guard lock(mutex_);
-  if (!group_) {
-    group_ = std::make_shared<ThreadGroup>();
-    if (orphaned_) group_->orphan();
-  }
-  return group_;
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) return *made;
+  auto fresh = std::make_unique<std::shared_ptr<ThreadGroup>>(std::make_shared<ThreadGroup>());
+  std::shared_ptr<ThreadGroup>* installed = nullptr;
+  if (made_.compare_exchange_strong(installed, fresh.get(), std::memory_order_seq_cst, std::memory_order_acquire)) {
+    installed = fresh.release();
+  }  // else installed is the winner's, and fresh goes
+  if (orphaned_.load(std::memory_order_seq_cst)) (*installed)->orphan();
+  return *installed;
 }
 
 void LazyThreadGroup::orphan() {
-  std::shared_ptr<ThreadGroup> group;
-  {
-    std::lock_guard lock(mutex_);
-    orphaned_ = true;
-    group = group_;
-  }
-  if (group) group->orphan();
+  orphaned_.store(true, std::memory_order_seq_cst);
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_seq_cst)) (*made)->orphan();
 }
 
 void LazyThreadGroup::join_all() {
-  std::shared_ptr<ThreadGroup> group;
-  {
-    std::lock_guard lock(mutex_);
-    group = group_;
-  }
-  if (group) group->join_all();
+  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) (*made)->join_all();
 }
 
 }  // namespace tether
