@@ -4817,10 +4817,18 @@ void Executor::release_handle(bool wait) {
 // After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
 // every use of its id is TETHER_E_FORKED, and its object is never touched again there.
 //
-// Thread safety: every member may be called from any thread; mutex_ guards slots_ and
-// free_. The table is never destroyed (a process may exit with live handles).
+// Storage: slots live in chunks of kChunkSlots that are made as the table grows and never
+// move or go away, so a lookup needs no table-wide lock: it locks its slot alone.
+//
+// Thread safety: every member may be called from any thread. Each slot's fields are
+// guarded by the slot's own lock (busy: held for a few instructions, never across an
+// allocation or a callback; a waiter spins, then yields). mutex_ guards free_ and the
+// growth (chunks_, used_); used_ and chunks_[i] are published with release stores after
+// what they reveal is made. The table is never destroyed (a process may exit with live
+// handles).
 
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -4858,28 +4866,41 @@ class HandleTable {
   // The fork handlers (fork_guard.cpp).
   void before_fork() { mutex_.before_fork(); }
   void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
-  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+  // after_fork_in_child: also frees every slot lock a thread of the parent held at fork.
+  void after_fork_in_child() noexcept;
 
  private:
   template <class T>
   friend T& immortal() noexcept;
   HandleTable() = default;
 
+  static constexpr size_t kChunkSlots = 4096;
+  static constexpr size_t kMaxSlots = size_t{1} << 24;  // the id's index bits
+  static constexpr size_t kMaxChunks = kMaxSlots / kChunkSlots;
+
   struct Slot {
-    uint32_t generation = 1;
-    uint32_t epoch = 0;           // the fork epoch it was filled in
-    Kind kind{};                  // kind of the live object; meaningless while free
-    std::shared_ptr<void> object;  // null while the slot is free
+    mutable std::atomic<bool> busy{false};  // the slot's lock (SlotLock)
+    uint32_t generation = 1;        // guarded by busy
+    uint32_t epoch = 0;             // guarded by busy: the fork epoch it was filled in
+    Kind kind{};                    // guarded by busy: the live object's; meaningless while free
+    std::shared_ptr<void> object;   // guarded by busy: null while the slot is free
   };
+  class SlotLock;
+  enum class Miss { kNone, kReleased, kForked };
 
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
   [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
-  // locate: the live slot for id, or throws. Caller holds mutex_.
-  [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
+  // slot_of: the slot id names; throws INVALID_HANDLE for an id the table never gave out
+  // (null, another kind, an index past the slots made).
+  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const;
+  // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
+  [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
+  [[noreturn]] static void throw_miss(Miss miss, Kind kind);
 
   mutable ForkSafeMutex mutex_;
-  std::vector<Slot> slots_;   // guarded by mutex_
-  std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
+  std::atomic<Slot*> chunks_[kMaxChunks] = {};  // guarded by mutex_ (writes); chunk i: slots i*kChunkSlots..
+  std::atomic<uint32_t> used_{0};               // guarded by mutex_ (writes): slots handed out so far
+  std::vector<uint32_t> free_;                  // guarded by mutex_: indexes of free slots
 };
 
 }  // namespace tether
@@ -5147,120 +5168,6 @@ void GraphHosts::uninstall(const Lane& lane, uint64_t graph) noexcept {
 
 #include <string>
 
-#include "tether/tether.h"
-
-namespace tether {
-namespace {
-
-constexpr int kIndexBits = 24;
-constexpr int kGenerationBits = 32;
-constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
-constexpr uint64_t kGenerationMask = (uint64_t{1} << kGenerationBits) - 1;
-constexpr size_t kMaxSlots = size_t{1} << kIndexBits;
-
-uint64_t pack(Kind kind, uint32_t generation, uint32_t index) {
-  return (uint64_t{static_cast<uint8_t>(kind)} << (kIndexBits + kGenerationBits)) |
-         (uint64_t{generation} << kIndexBits) | index;
-}
-
-[[noreturn]] void invalid(Kind kind, const std::string& why) {
-  throw StatusError(TETHER_E_INVALID_HANDLE,
-                    std::string("invalid handle: ") + kind_name(kind) + " " + why);
-}
-
-}  // namespace
-
-const char* kind_name(Kind kind) noexcept {
-  switch (kind) {
-    case Kind::Runner: return "runner";
-    case Kind::Executor: return "executor";
-    case Kind::Actor: return "actor";
-    case Kind::Future: return "future";
-    case Kind::Error: return "error";
-    case Kind::Graph: return "graph";
-    case Kind::Compiled: return "compiled graph";
-  }
-  return "object";
-}
-
-HandleTable& HandleTable::instance() {
-  return immortal<HandleTable>();  // never destroyed: see the class comment
-}
-
-uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
-  std::lock_guard lock(mutex_);
-  uint32_t index;
-  if (!free_.empty()) {
-    index = free_.back();
-    free_.pop_back();
-  } else {
-    if (slots_.size() >= kMaxSlots) {
-      throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
-    }
-    index = static_cast<uint32_t>(slots_.size());
-    // Room in free_ for every slot, so remove() (a release) never needs memory.
-    if (free_.capacity() < slots_.size() + 1) free_.reserve(2 * slots_.size() + 16);  // amortized
-    slots_.emplace_back();
-  }
-  Slot& slot = slots_[index];
-  slot.kind = kind;
-  slot.epoch = fork_epoch();
-  slot.object = std::move(obj);
-  return pack(kind, slot.generation, index);
-}
-
-size_t HandleTable::locate(Kind kind, uint64_t id) const {
-  if (id == 0) invalid(kind, "handle is null");
-  const auto id_kind = static_cast<Kind>(id >> (kIndexBits + kGenerationBits));
-  if (id_kind != kind) {
-    const auto raw = static_cast<uint8_t>(id_kind);
-    if (raw >= static_cast<uint8_t>(Kind::Runner) && raw <= static_cast<uint8_t>(Kind::Compiled)) {
-      invalid(kind, std::string("expected, got a ") + kind_name(id_kind) + " handle");
-    }
-    invalid(kind, "handle is not one the library gave out");
-  }
-  const size_t index = id & kIndexMask;
-  const auto generation = static_cast<uint32_t>((id >> kIndexBits) & kGenerationMask);
-  if (index >= slots_.size()) invalid(kind, "handle is not one the library gave out");
-  const Slot& slot = slots_[index];
-  if (slot.generation != generation || !slot.object || slot.kind != kind) {
-    invalid(kind, "was released");
-  }
-  if (slot.epoch != fork_epoch()) {
-    throw StatusError(TETHER_E_FORKED, std::string(kind_name(kind)) +
-                                           " handle belongs to the parent process: it cannot be used in a child "
-                                           "after fork() (objects made in the child work)");
-  }
-  return index;
-}
-
-std::shared_ptr<void> HandleTable::find(Kind kind, uint64_t id) const {
-  std::lock_guard lock(mutex_);
-  return slots_[locate(kind, id)].object;
-}
-
-std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
-  std::shared_ptr<void> obj;
-  {
-    std::lock_guard lock(mutex_);
-    const size_t index = locate(kind, id);
-    Slot& slot = slots_[index];
-    obj = std::move(slot.object);
-    slot.object.reset();
-    ++slot.generation;
-    free_.push_back(static_cast<uint32_t>(index));  // never allocates: reserved by insert
-  }
-  return obj;  // the caller decides where the object's last reference dies
-}
-
-}  // namespace tether
-// ==== core/inbox.cpp ====
-
-#include <algorithm>
-#include <thread>
-#include <utility>
-#include <vector>
-
 // ---- core/cpu_relax.h ----
 // cpu_relax: the pause a spin loop makes between two looks at shared state.
 
@@ -5303,6 +5210,169 @@ class SpinWait {
 
 }  // namespace tether
 // ---- end of core/cpu_relax.h ----
+#include "tether/tether.h"
+
+namespace tether {
+namespace {
+
+constexpr int kIndexBits = 24;
+constexpr int kGenerationBits = 32;
+constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+constexpr uint64_t kGenerationMask = (uint64_t{1} << kGenerationBits) - 1;
+
+uint64_t pack(Kind kind, uint32_t generation, uint32_t index) {
+  return (uint64_t{static_cast<uint8_t>(kind)} << (kIndexBits + kGenerationBits)) |
+         (uint64_t{generation} << kIndexBits) | index;
+}
+
+[[noreturn]] void invalid(Kind kind, const std::string& why) {
+  throw StatusError(TETHER_E_INVALID_HANDLE,
+                    std::string("invalid handle: ") + kind_name(kind) + " " + why);
+}
+
+}  // namespace
+
+const char* kind_name(Kind kind) noexcept {
+  switch (kind) {
+    case Kind::Runner: return "runner";
+    case Kind::Executor: return "executor";
+    case Kind::Actor: return "actor";
+    case Kind::Future: return "future";
+    case Kind::Error: return "error";
+    case Kind::Graph: return "graph";
+    case Kind::Compiled: return "compiled graph";
+  }
+  return "object";
+}
+
+HandleTable& HandleTable::instance() {
+  return immortal<HandleTable>();  // never destroyed: see the class comment
+}
+
+// SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
+// waiter spins (and yields after a while: the holder may have been preempted).
+class HandleTable::SlotLock {
+ public:
+  explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
+    SpinWait spin;
+    while (busy_.exchange(true, std::memory_order_acquire)) {
+      while (busy_.load(std::memory_order_relaxed)) spin.once();
+    }
+  }
+  ~SlotLock() { busy_.store(false, std::memory_order_release); }
+  SlotLock(const SlotLock&) = delete;
+  SlotLock& operator=(const SlotLock&) = delete;
+
+ private:
+  std::atomic<bool>& busy_;
+};
+
+uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
+  uint32_t index;
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      index = used_.load(std::memory_order_relaxed);
+      if (index >= kMaxSlots) throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
+      if (index % kChunkSlots == 0) {  // the slots made so far are all in use: one more chunk
+        auto chunk = std::make_unique<Slot[]>(kChunkSlots);
+        // Room in free_ for every slot, so remove() (a release) never needs memory.
+        free_.reserve(index + kChunkSlots);
+        chunks_[index / kChunkSlots].store(chunk.release(), std::memory_order_release);
+      }
+      used_.store(index + 1, std::memory_order_release);
+    }
+  }
+  Slot& slot = chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+  SlotLock lock(slot);
+  slot.kind = kind;
+  slot.epoch = fork_epoch();
+  slot.object = std::move(obj);  // the slot was free: nothing is dropped under the lock
+  return pack(kind, slot.generation, index);
+}
+
+HandleTable::Slot& HandleTable::slot_of(Kind kind, uint64_t id) const {
+  if (id == 0) invalid(kind, "handle is null");
+  const auto id_kind = static_cast<Kind>(id >> (kIndexBits + kGenerationBits));
+  if (id_kind != kind) {
+    const auto raw = static_cast<uint8_t>(id_kind);
+    if (raw >= static_cast<uint8_t>(Kind::Runner) && raw <= static_cast<uint8_t>(Kind::Compiled)) {
+      invalid(kind, std::string("expected, got a ") + kind_name(id_kind) + " handle");
+    }
+    invalid(kind, "handle is not one the library gave out");
+  }
+  const size_t index = id & kIndexMask;
+  if (index >= used_.load(std::memory_order_acquire)) invalid(kind, "handle is not one the library gave out");
+  return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+}
+
+HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
+  const auto generation = static_cast<uint32_t>((id >> kIndexBits) & kGenerationMask);
+  if (slot.generation != generation || !slot.object || slot.kind != kind) return Miss::kReleased;
+  if (slot.epoch != fork_epoch()) return Miss::kForked;
+  return Miss::kNone;
+}
+
+void HandleTable::throw_miss(Miss miss, Kind kind) {
+  if (miss == Miss::kForked) {
+    throw StatusError(TETHER_E_FORKED, std::string(kind_name(kind)) +
+                                           " handle belongs to the parent process: it cannot be used in a child "
+                                           "after fork() (objects made in the child work)");
+  }
+  invalid(kind, "was released");
+}
+
+std::shared_ptr<void> HandleTable::find(Kind kind, uint64_t id) const {
+  const Slot& slot = slot_of(kind, id);
+  Miss miss;
+  {
+    SlotLock lock(slot);
+    miss = miss_locked(slot, kind, id);
+    if (miss == Miss::kNone) return slot.object;
+  }
+  throw_miss(miss, kind);  // the message is made with the slot unlocked
+}
+
+std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
+  Slot& slot = slot_of(kind, id);
+  std::shared_ptr<void> obj;
+  Miss miss;
+  {
+    SlotLock lock(slot);
+    miss = miss_locked(slot, kind, id);
+    if (miss == Miss::kNone) {
+      obj = std::move(slot.object);
+      ++slot.generation;
+    }
+  }
+  if (miss != Miss::kNone) throw_miss(miss, kind);
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(static_cast<uint32_t>(id & kIndexMask));  // never allocates: reserved by insert
+  }
+  return obj;  // the caller decides where the object's last reference dies
+}
+
+void HandleTable::after_fork_in_child() noexcept {
+  mutex_.after_fork_in_child();
+  // Only the forking thread exists now: a slot lock held at fork() belongs to nobody.
+  const uint32_t used = used_.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < used; ++i) {
+    chunks_[i / kChunkSlots].load(std::memory_order_relaxed)[i % kChunkSlots].busy.store(false, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace tether
+// ==== core/inbox.cpp ====
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
 
 namespace tether {
 namespace {

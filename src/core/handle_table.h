@@ -10,12 +10,20 @@
 // After fork() (fork_guard.h), a slot filled in an earlier fork epoch is the parent's:
 // every use of its id is TETHER_E_FORKED, and its object is never touched again there.
 //
-// Thread safety: every member may be called from any thread; mutex_ guards slots_ and
-// free_. The table is never destroyed (a process may exit with live handles).
+// Storage: slots live in chunks of kChunkSlots that are made as the table grows and never
+// move or go away, so a lookup needs no table-wide lock: it locks its slot alone.
+//
+// Thread safety: every member may be called from any thread. Each slot's fields are
+// guarded by the slot's own lock (busy: held for a few instructions, never across an
+// allocation or a callback; a waiter spins, then yields). mutex_ guards free_ and the
+// growth (chunks_, used_); used_ and chunks_[i] are published with release stores after
+// what they reveal is made. The table is never destroyed (a process may exit with live
+// handles).
 #pragma once
 
 #include "core/immortal.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,28 +62,41 @@ class HandleTable {
   // The fork handlers (fork_guard.cpp).
   void before_fork() { mutex_.before_fork(); }
   void after_fork_in_parent() noexcept { mutex_.after_fork_in_parent(); }
-  void after_fork_in_child() noexcept { mutex_.after_fork_in_child(); }
+  // after_fork_in_child: also frees every slot lock a thread of the parent held at fork.
+  void after_fork_in_child() noexcept;
 
  private:
   template <class T>
   friend T& immortal() noexcept;
   HandleTable() = default;
 
+  static constexpr size_t kChunkSlots = 4096;
+  static constexpr size_t kMaxSlots = size_t{1} << 24;  // the id's index bits
+  static constexpr size_t kMaxChunks = kMaxSlots / kChunkSlots;
+
   struct Slot {
-    uint32_t generation = 1;
-    uint32_t epoch = 0;           // the fork epoch it was filled in
-    Kind kind{};                  // kind of the live object; meaningless while free
-    std::shared_ptr<void> object;  // null while the slot is free
+    mutable std::atomic<bool> busy{false};  // the slot's lock (SlotLock)
+    uint32_t generation = 1;        // guarded by busy
+    uint32_t epoch = 0;             // guarded by busy: the fork epoch it was filled in
+    Kind kind{};                    // guarded by busy: the live object's; meaningless while free
+    std::shared_ptr<void> object;   // guarded by busy: null while the slot is free
   };
+  class SlotLock;
+  enum class Miss { kNone, kReleased, kForked };
 
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
   [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
-  // locate: the live slot for id, or throws. Caller holds mutex_.
-  [[nodiscard]] size_t locate(Kind kind, uint64_t id) const;
+  // slot_of: the slot id names; throws INVALID_HANDLE for an id the table never gave out
+  // (null, another kind, an index past the slots made).
+  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const;
+  // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
+  [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
+  [[noreturn]] static void throw_miss(Miss miss, Kind kind);
 
   mutable ForkSafeMutex mutex_;
-  std::vector<Slot> slots_;   // guarded by mutex_
-  std::vector<uint32_t> free_;  // guarded by mutex_: indexes of free slots
+  std::atomic<Slot*> chunks_[kMaxChunks] = {};  // guarded by mutex_ (writes); chunk i: slots i*kChunkSlots..
+  std::atomic<uint32_t> used_{0};               // guarded by mutex_ (writes): slots handed out so far
+  std::vector<uint32_t> free_;                  // guarded by mutex_: indexes of free slots
 };
 
 }  // namespace tether
