@@ -576,7 +576,8 @@ class CallLedger {
 //     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
 //     finishes it; the consumer then steps over it.
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
-//     counts them BEFORE one can be seen (rings_[k] is set after the increment).
+//     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
+//     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -2031,7 +2032,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     LanePresence* spin_partner = nullptr;
     // For a call: the owner's thread group (made at its first nested thread), which its
     // nested threads join, so the owner's release joins them too. Null: the scope makes
-    // one of its own. Followed only while the call's work runs: the owner outlives that.
+    // one of its own. Followed only by the scope's first spawn, which the call's target
+    // makes while it runs on the owner's thread (the owner is alive then); later spawns,
+    // from nested threads too, use the group that spawn took (threads_).
     LazyThreadGroup* threads = nullptr;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
@@ -5476,7 +5479,9 @@ CallRing* Inbox::lease_ring() {
 
 bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
-  if (!has_rings_) return false;
+  // No ring counted, no ring entry. Read seq_cst as rings_made() is at the park (C3): a
+  // ring counted after this load has its producer see the consumer's announcement.
+  if (!has_rings_ || ring_count_.load(std::memory_order_seq_cst) == 0) return false;
   for (size_t s = 0; s < kLaneRings; ++s) {
     if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
   }
@@ -5485,6 +5490,15 @@ bool Inbox::anything_queued() noexcept {
 
 bool Inbox::try_pop(Work& w) {
   if (!has_rings_) return pop_shared(w);
+  if (ring_count_.load(std::memory_order_acquire) == 0) {
+    // No ring yet (most lanes: no producer ever called it fire-and-forget): the mailbox
+    // is the only source, and there is no other to visit. pop_mailbox still checks the
+    // marks: an entry pushed after a ring appeared may wait for it; then this returns
+    // false, the lane retries (the entry is there: work_ready) and, having seen the
+    // entry, sees the count that preceded it and takes the general path below.
+    size_t blocked = kLaneSources;
+    return pop_mailbox(w, blocked);
+  }
   size_t s = current_;
   size_t empty = 0;  // sources found empty in a row
   for (size_t hops = 0; hops < 4 * kLaneSources && empty < kLaneSources; ++hops) {

@@ -109,7 +109,9 @@ CallRing* Inbox::lease_ring() {
 
 bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
-  if (!has_rings_) return false;
+  // No ring counted, no ring entry. Read seq_cst as rings_made() is at the park (C3): a
+  // ring counted after this load has its producer see the consumer's announcement.
+  if (!has_rings_ || ring_count_.load(std::memory_order_seq_cst) == 0) return false;
   for (size_t s = 0; s < kLaneRings; ++s) {
     if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
   }
@@ -118,6 +120,15 @@ bool Inbox::anything_queued() noexcept {
 
 bool Inbox::try_pop(Work& w) {
   if (!has_rings_) return pop_shared(w);
+  if (ring_count_.load(std::memory_order_acquire) == 0) {
+    // No ring yet (most lanes: no producer ever called it fire-and-forget): the mailbox
+    // is the only source, and there is no other to visit. pop_mailbox still checks the
+    // marks: an entry pushed after a ring appeared may wait for it; then this returns
+    // false, the lane retries (the entry is there: work_ready) and, having seen the
+    // entry, sees the count that preceded it and takes the general path below.
+    size_t blocked = kLaneSources;
+    return pop_mailbox(w, blocked);
+  }
   size_t s = current_;
   size_t empty = 0;  // sources found empty in a row
   for (size_t hops = 0; hops < 4 * kLaneSources && empty < kLaneSources; ++hops) {

@@ -19,7 +19,8 @@
 //     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
 //     finishes it; the consumer then steps over it.
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
-//     counts them BEFORE one can be seen (rings_[k] is set after the increment).
+//     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
+//     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push

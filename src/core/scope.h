@@ -59,7 +59,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
     LanePresence* spin_partner = nullptr;
     // For a call: the owner's thread group (made at its first nested thread), which its
     // nested threads join, so the owner's release joins them too. Null: the scope makes
-    // one of its own. Followed only while the call's work runs: the owner outlives that.
+    // one of its own. Followed only by the scope's first spawn, which the call's target
+    // makes while it runs on the owner's thread (the owner is alive then); later spawns,
+    // from nested threads too, use the group that spawn took (threads_).
     LazyThreadGroup* threads = nullptr;
     // For a call: a stop flag of its owner (an actor's stop CANCEL) that also asks it to stop.
     const std::atomic<bool>* owner_stop = nullptr;
