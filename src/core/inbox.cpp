@@ -120,12 +120,14 @@ bool Inbox::anything_queued() noexcept {
 
 bool Inbox::try_pop(Work& w) {
   if (!has_rings_) return pop_shared(w);
-  if (ring_count_.load(std::memory_order_acquire) == 0) {
+  if (ring_count_.load(std::memory_order_seq_cst) == 0) {
     // No ring yet (most lanes: no producer ever called it fire-and-forget): the mailbox
     // is the only source, and there is no other to visit. pop_mailbox still checks the
     // marks: an entry pushed after a ring appeared may wait for it; then this returns
     // false, the lane retries (the entry is there: work_ready) and, having seen the
-    // entry, sees the count that preceded it and takes the general path below.
+    // entry, sees the count that preceded it and takes the general path below. seq_cst:
+    // drain_here runs after a close (seq_cst), so a ring counted before the close is
+    // seen here, and a push after it finds the lane closed (Lane::push).
     size_t blocked = kLaneSources;
     return pop_mailbox(w, blocked);
   }
