@@ -477,6 +477,278 @@ class CallLedger {
 #include <memory>
 #include <string>
 
+// ---- core/lazy_thread_group.h ----
+// LazyThreadGroup: an owner's ThreadGroup (an actor's, an executor's), made when the
+// first thread needs it. Most actors never start a thread of their own (no concurrency
+// group, no method that spawns): they keep 16 bytes here instead of a group of ~200.
+//
+// The owner's end may come before the group exists: orphan() is remembered, and a group
+// made after it is orphaned too, so no thread is ever left unjoined.
+//
+// Thread safety: every member may be called from any thread. made_ goes from null to the
+// group's holder once (compare-exchange; a loser drops its own) and the holder is never
+// written again, so readers copy it freely. get() installs made_ and then reads
+// orphaned_; orphan() sets orphaned_ and then reads made_ (all seq_cst): of two that race,
+// at least one sees the other's write, so a group made during or after orphan() is
+// orphaned (twice is harmless: ThreadGroup::orphan only marks and schedules).
+// Lifetime: the owner's; the group itself is shared (each of its threads holds it).
+
+#include <atomic>
+#include <memory>
+
+// ---- core/thread_group.h ----
+// ThreadGroup: the OS threads one owner (a runner's scope, an executor, an actor's
+// groups) created, and their joining. No thread is ever detached: each is joined exactly
+// once, by whoever claims its entry: the owner's blocking join_all() (which joins every
+// thread directly, as std::thread::join does) or the control thread.
+//
+// A thread that exits while others of its group still run is joined soon after by the
+// control thread, so a long-lived scope that keeps spawning short threads keeps no
+// finished thread around. The last one is left for join_all(), unless the group was
+// orphaned (its owner released without waiting): then the control thread joins it too.
+//
+// Thread safety: every member may be called from any thread. mutex_ guards every field
+// below it. Lifetime: shared; each running thread and each queued control-thread job
+// holds a reference, so the group outlives its threads.
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// ---- core/control_thread.h ----
+// ControlThread: the library's own background thread. It finishes what a caller may not
+// wait for: joining the threads of objects released from the inside or with _nowait, and
+// freeing those objects once their threads are gone. Jobs must not block on user code:
+// each one joins only threads that have already finished their work.
+//
+// Thread safety: post() may be called from any thread, the control thread included.
+// The instance is never destroyed (a process may exit while library threads still post
+// to it); at exit the thread itself is stopped and joined, so no library thread of ours
+// outlives the process's static destructors, and later posts run on the caller.
+//
+// Nothing here allocates after start(): jobs are intrusive nodes their owners embed, so a
+// post from an exiting thread's TLS destructor (where nothing can report a failure) cannot
+// fail. The thread itself is started by start(), which every owner of threads calls
+// before it creates one (ThreadGroup::spawn): so the thread that needs it gets the
+// TETHER_E_THREAD_CREATE, and an exiting thread never has to run a job itself.
+
+#include <condition_variable>
+#include <mutex>
+
+// ---- core/immortal.h ----
+// immortal<T>(): the one T of the process, made on first use in static storage and never
+// destroyed (library threads may use it while the process exits). Making it allocates
+// nothing, so a first use cannot throw std::bad_alloc wherever it happens to come: T's
+// default constructor must not allocate either (static_assert'ed noexcept).
+
+#include <new>
+
+namespace tether {
+
+template <class T>
+T& immortal() noexcept {
+  static_assert(noexcept(T()), "an immortal's constructor must not throw (nor allocate)");
+  alignas(T) static unsigned char storage[sizeof(T)];
+  static T* const object = new (storage) T();
+  return *object;
+}
+
+}  // namespace tether
+// ---- end of core/immortal.h ----
+
+namespace tether {
+
+// ControlJob: one queued unit of work. Its owner keeps it alive until run() is called
+// and posts it again only after that (one node, one queue entry at a time).
+class ControlJob {
+ public:
+  virtual void run() noexcept = 0;
+
+ protected:
+  ~ControlJob() = default;
+
+ private:
+  friend class ControlThread;
+  ControlJob* next_ = nullptr;  // guarded by the control thread's mutex_ while queued
+};
+
+class ControlThread {
+ public:
+  static ControlThread& instance();
+
+  ControlThread(const ControlThread&) = delete;
+  ControlThread& operator=(const ControlThread&) = delete;
+
+  // start: starts the thread if it is not running yet, and returns once it waits for
+  // jobs, so no thread of the library is still starting up when the first group thread
+  // is made (a fork at that moment would copy the half-made thread's runtime locks, held:
+  // ASan's allocator has no fork handler). Throws StatusError (TETHER_E_THREAD_CREATE)
+  // when the OS refuses it; nothing else changes then.
+  void start();
+
+  // post: queues job to run on the control thread. Never fails and never allocates. If
+  // the thread is not running (the process is exiting, or start() was never called), the
+  // job runs on the caller: it only joins exited threads.
+  void post(ControlJob& job) noexcept;
+
+  // is_current: true on the control thread (a wait there would stall every other job).
+  [[nodiscard]] static bool is_current() noexcept;
+
+  // stop_at_exit: runs what is queued, then ends and joins the thread. Called once, by a
+  // static destructor when the process exits or the library is unloaded.
+  void stop_at_exit();
+
+  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
+  // (the parent's objects) are left alone for good, and a later start() makes a new one.
+  void before_fork();
+  void after_fork_in_parent() noexcept;
+  void after_fork_in_child() noexcept;
+
+ private:
+  template <class T>
+  friend T& immortal() noexcept;
+  ControlThread() = default;
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;              // jobs queued, or stopping_
+  std::condition_variable looping_cv_;      // looping_ set
+  ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
+  ControlJob* tail_ = nullptr;              // guarded by mutex_
+  bool started_ = false;                    // guarded by mutex_
+  bool looping_ = false;                    // guarded by mutex_: the thread runs loop()
+  bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
+  platform::Thread thread_{};               // valid once started_
+};
+
+}  // namespace tether
+// ---- end of core/control_thread.h ----
+
+namespace tether {
+
+// ThreadOptions: how a library thread is made.
+struct ThreadOptions {
+  std::string name;       // full name; the OS sees its first 15 bytes
+  size_t stack_size = 0;  // 0: platform default
+  int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
+};
+
+// unjoined_threads: library threads created and not yet joined (the control thread
+// aside), for tests that must see every thread joined before the process ends.
+[[nodiscard]] size_t unjoined_threads() noexcept;
+
+// forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
+void forget_parent_threads() noexcept;
+
+// fail_thread_creates_after: test hook; the creation after `successes` more fails once
+// as if the OS refused it. UINT32_MAX disarms it.
+void fail_thread_creates_after(uint32_t successes) noexcept;
+
+// ThreadBody: what a library thread runs. run() throws nothing but abi::__forced_unwind,
+// and only where a callback may end its thread (a runner's: let_next_task_end_thread, task.h).
+class ThreadBody {
+ public:
+  virtual ~ThreadBody() = default;
+  virtual void run() = 0;
+};
+
+// start_os_thread: a new thread running body with asynchronous signals blocked and its
+// OS name set. Throws StatusError: TETHER_E_INVALID_ARGUMENT (stack size below the
+// minimum), TETHER_E_THREAD_CREATE (the OS refused). The body is destroyed on failure.
+// on_exit, when set, runs on the thread after every C++ thread_local of the thread has
+// been destroyed (its own thread-local destructors included).
+struct ThreadExitHook {
+  virtual ~ThreadExitHook() = default;
+  virtual void exited(const platform::Thread& self) noexcept = 0;
+};
+[[nodiscard]] platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
+                                               std::shared_ptr<ThreadExitHook> on_exit);
+
+// os_visible_name: name cut to the 15 bytes Linux keeps, never inside a UTF-8 sequence.
+[[nodiscard]] std::string os_visible_name(const std::string& name);
+
+class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<ThreadGroup> {
+ public:
+  ThreadGroup() = default;
+  ThreadGroup(const ThreadGroup&) = delete;
+  ThreadGroup& operator=(const ThreadGroup&) = delete;
+
+  // spawn: starts body on a new thread of the group. Throws like start_os_thread.
+  void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
+
+  // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
+  // them) has exited and been joined — but the calling thread, when it is one of the
+  // group's: the control thread joins that one once it has exited.
+  void join_all();
+
+  // orphan: nobody will call join_all; the control thread joins every thread left.
+  void orphan();
+
+  // running: threads spawned and not yet exited.
+  [[nodiscard]] size_t running() const;
+
+  void exited(const platform::Thread& self) noexcept override;
+
+ private:
+  struct Entry {
+    platform::Thread thread;
+    bool exited;  // its exit notice came: joining it cannot block
+  };
+  // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
+  class ReapJob : public ControlJob {
+   public:
+    explicit ReapJob(ThreadGroup* group) : group_(group) {}
+    void run() noexcept override;
+
+   private:
+    ThreadGroup* group_;
+  };
+  void reap() noexcept;  // the job: joins the exited threads until there are none
+  // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
+  void schedule_reap_locked() noexcept;
+  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
+  // *out; false when there is none. The caller joins it. Holds mutex_.
+  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;     // signalled when a reap ends
+  std::vector<Entry> threads_;     // spawned, not yet claimed for joining
+  size_t running_ = 0;             // spawned, exit notice not yet in
+  bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
+  bool orphaned_ = false;
+  ReapJob reap_job_{this};                       // queued while reap_scheduled_
+  std::shared_ptr<ThreadGroup> reap_keepalive_;  // guarded by mutex_: set while reap_scheduled_
+};
+
+}  // namespace tether
+// ---- end of core/thread_group.h ----
+
+namespace tether {
+
+class LazyThreadGroup {
+ public:
+  LazyThreadGroup() = default;
+  ~LazyThreadGroup() { delete made_.load(std::memory_order_acquire); }
+  LazyThreadGroup(const LazyThreadGroup&) = delete;
+  LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
+
+  // get: the group, made now if it was not. Throws std::bad_alloc.
+  [[nodiscard]] std::shared_ptr<ThreadGroup> get();
+  // orphan: the control thread joins the group's threads, now and once it is made.
+  void orphan();
+  // join_all: joins the group's threads; nothing to do if it was never made.
+  void join_all();
+
+ private:
+  std::atomic<std::shared_ptr<ThreadGroup>*> made_{nullptr};
+  std::atomic<bool> orphaned_{false};
+};
+
+}  // namespace tether
+// ---- end of core/lazy_thread_group.h ----
 // ---- core/pinned_lane.h ----
 // PinnedLane: a lane with ONE consumer: an executor's thread, a group of one thread, or a
 // manual executor's owner (the thread in run_manual). Only this kind has the producers'
@@ -512,12 +784,12 @@ class CallLedger {
 // so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
-// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay the thread that will push), else within an adaptive
-// budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
-// arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
-// full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked
-// before C2: hints for waiters, outside the protocol (a stale one costs time, never a
-// wake-up).
+// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
+// the thread that will push), else within an adaptive budget (idle_budget_ns_, between
+// kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
+// the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
+// its CPU in presence_ at C1 and after C6, and kParked before C2: hints for waiters,
+// outside the protocol (a stale one costs time, never a wake-up).
 //
 // Thread safety: as Lane's, plus lease_ring/push_fast by a ring's lease holder, and
 // run_manual/drain_here by the manual lane's owner. The consumer state (idle_budget_ns_,
@@ -1421,235 +1693,6 @@ class alignas(64) LanePresence {
 
 }  // namespace tether
 // ---- end of core/spin_policy.h ----
-// ---- core/thread_group.h ----
-// ThreadGroup: the OS threads one owner (a runner's scope, an executor, an actor's
-// groups) created, and their joining. No thread is ever detached: each is joined exactly
-// once, by whoever claims its entry: the owner's blocking join_all() (which joins every
-// thread directly, as std::thread::join does) or the control thread.
-//
-// A thread that exits while others of its group still run is joined soon after by the
-// control thread, so a long-lived scope that keeps spawning short threads keeps no
-// finished thread around. The last one is left for join_all(), unless the group was
-// orphaned (its owner released without waiting): then the control thread joins it too.
-//
-// Thread safety: every member may be called from any thread. mutex_ guards every field
-// below it. Lifetime: shared; each running thread and each queued control-thread job
-// holds a reference, so the group outlives its threads.
-
-#include <condition_variable>
-#include <cstddef>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <vector>
-
-// ---- core/control_thread.h ----
-// ControlThread: the library's own background thread. It finishes what a caller may not
-// wait for: joining the threads of objects released from the inside or with _nowait, and
-// freeing those objects once their threads are gone. Jobs must not block on user code:
-// each one joins only threads that have already finished their work.
-//
-// Thread safety: post() may be called from any thread, the control thread included.
-// The instance is never destroyed (a process may exit while library threads still post
-// to it); at exit the thread itself is stopped and joined, so no library thread of ours
-// outlives the process's static destructors, and later posts run on the caller.
-//
-// Nothing here allocates after start(): jobs are intrusive nodes their owners embed, so a
-// post from an exiting thread's TLS destructor (where nothing can report a failure) cannot
-// fail. The thread itself is started by start(), which every owner of threads calls
-// before it creates one (ThreadGroup::spawn): so the thread that needs it gets the
-// TETHER_E_THREAD_CREATE, and an exiting thread never has to run a job itself.
-
-#include <condition_variable>
-#include <mutex>
-
-// ---- core/immortal.h ----
-// immortal<T>(): the one T of the process, made on first use in static storage and never
-// destroyed (library threads may use it while the process exits). Making it allocates
-// nothing, so a first use cannot throw std::bad_alloc wherever it happens to come: T's
-// default constructor must not allocate either (static_assert'ed noexcept).
-
-#include <new>
-
-namespace tether {
-
-template <class T>
-T& immortal() noexcept {
-  static_assert(noexcept(T()), "an immortal's constructor must not throw (nor allocate)");
-  alignas(T) static unsigned char storage[sizeof(T)];
-  static T* const object = new (storage) T();
-  return *object;
-}
-
-}  // namespace tether
-// ---- end of core/immortal.h ----
-
-namespace tether {
-
-// ControlJob: one queued unit of work. Its owner keeps it alive until run() is called
-// and posts it again only after that (one node, one queue entry at a time).
-class ControlJob {
- public:
-  virtual void run() noexcept = 0;
-
- protected:
-  ~ControlJob() = default;
-
- private:
-  friend class ControlThread;
-  ControlJob* next_ = nullptr;  // guarded by the control thread's mutex_ while queued
-};
-
-class ControlThread {
- public:
-  static ControlThread& instance();
-
-  ControlThread(const ControlThread&) = delete;
-  ControlThread& operator=(const ControlThread&) = delete;
-
-  // start: starts the thread if it is not running yet, and returns once it waits for
-  // jobs, so no thread of the library is still starting up when the first group thread
-  // is made (a fork at that moment would copy the half-made thread's runtime locks, held:
-  // ASan's allocator has no fork handler). Throws StatusError (TETHER_E_THREAD_CREATE)
-  // when the OS refuses it; nothing else changes then.
-  void start();
-
-  // post: queues job to run on the control thread. Never fails and never allocates. If
-  // the thread is not running (the process is exiting, or start() was never called), the
-  // job runs on the caller: it only joins exited threads.
-  void post(ControlJob& job) noexcept;
-
-  // is_current: true on the control thread (a wait there would stall every other job).
-  [[nodiscard]] static bool is_current() noexcept;
-
-  // stop_at_exit: runs what is queued, then ends and joins the thread. Called once, by a
-  // static destructor when the process exits or the library is unloaded.
-  void stop_at_exit();
-
-  // The fork handlers (fork_guard.cpp). In the child the thread does not exist: its jobs
-  // (the parent's objects) are left alone for good, and a later start() makes a new one.
-  void before_fork();
-  void after_fork_in_parent() noexcept;
-  void after_fork_in_child() noexcept;
-
- private:
-  template <class T>
-  friend T& immortal() noexcept;
-  ControlThread() = default;
-  void loop();
-
-  std::mutex mutex_;
-  std::condition_variable cv_;              // jobs queued, or stopping_
-  std::condition_variable looping_cv_;      // looping_ set
-  ControlJob* head_ = nullptr;              // guarded by mutex_: FIFO of queued jobs
-  ControlJob* tail_ = nullptr;              // guarded by mutex_
-  bool started_ = false;                    // guarded by mutex_
-  bool looping_ = false;                    // guarded by mutex_: the thread runs loop()
-  bool stopping_ = false;                   // guarded by mutex_: posts run on the caller
-  platform::Thread thread_{};               // valid once started_
-};
-
-}  // namespace tether
-// ---- end of core/control_thread.h ----
-
-namespace tether {
-
-// ThreadOptions: how a library thread is made.
-struct ThreadOptions {
-  std::string name;       // full name; the OS sees its first 15 bytes
-  size_t stack_size = 0;  // 0: platform default
-  int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
-};
-
-// unjoined_threads: library threads created and not yet joined (the control thread
-// aside), for tests that must see every thread joined before the process ends.
-[[nodiscard]] size_t unjoined_threads() noexcept;
-
-// forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
-void forget_parent_threads() noexcept;
-
-// fail_thread_creates_after: test hook; the creation after `successes` more fails once
-// as if the OS refused it. UINT32_MAX disarms it.
-void fail_thread_creates_after(uint32_t successes) noexcept;
-
-// ThreadBody: what a library thread runs. run() throws nothing but abi::__forced_unwind,
-// and only where a callback may end its thread (a runner's: let_next_task_end_thread, task.h).
-class ThreadBody {
- public:
-  virtual ~ThreadBody() = default;
-  virtual void run() = 0;
-};
-
-// start_os_thread: a new thread running body with asynchronous signals blocked and its
-// OS name set. Throws StatusError: TETHER_E_INVALID_ARGUMENT (stack size below the
-// minimum), TETHER_E_THREAD_CREATE (the OS refused). The body is destroyed on failure.
-// on_exit, when set, runs on the thread after every C++ thread_local of the thread has
-// been destroyed (its own thread-local destructors included).
-struct ThreadExitHook {
-  virtual ~ThreadExitHook() = default;
-  virtual void exited(const platform::Thread& self) noexcept = 0;
-};
-[[nodiscard]] platform::Thread start_os_thread(const ThreadOptions& options, std::unique_ptr<ThreadBody> body,
-                                               std::shared_ptr<ThreadExitHook> on_exit);
-
-// os_visible_name: name cut to the 15 bytes Linux keeps, never inside a UTF-8 sequence.
-[[nodiscard]] std::string os_visible_name(const std::string& name);
-
-class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<ThreadGroup> {
- public:
-  ThreadGroup() = default;
-  ThreadGroup(const ThreadGroup&) = delete;
-  ThreadGroup& operator=(const ThreadGroup&) = delete;
-
-  // spawn: starts body on a new thread of the group. Throws like start_os_thread.
-  void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
-
-  // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined — but the calling thread, when it is one of the
-  // group's: the control thread joins that one once it has exited.
-  void join_all();
-
-  // orphan: nobody will call join_all; the control thread joins every thread left.
-  void orphan();
-
-  // running: threads spawned and not yet exited.
-  [[nodiscard]] size_t running() const;
-
-  void exited(const platform::Thread& self) noexcept override;
-
- private:
-  struct Entry {
-    platform::Thread thread;
-    bool exited;  // its exit notice came: joining it cannot block
-  };
-  // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
-  class ReapJob : public ControlJob {
-   public:
-    explicit ReapJob(ThreadGroup* group) : group_(group) {}
-    void run() noexcept override;
-
-   private:
-    ThreadGroup* group_;
-  };
-  void reap() noexcept;  // the job: joins the exited threads until there are none
-  // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
-  void schedule_reap_locked() noexcept;
-  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
-  // *out; false when there is none. The caller joins it. Holds mutex_.
-  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
-
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;     // signalled when a reap ends
-  std::vector<Entry> threads_;     // spawned, not yet claimed for joining
-  size_t running_ = 0;             // spawned, exit notice not yet in
-  bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
-  bool orphaned_ = false;
-  ReapJob reap_job_{this};                       // queued while reap_scheduled_
-  std::shared_ptr<ThreadGroup> reap_keepalive_;  // guarded by mutex_: set while reap_scheduled_
-};
-
-}  // namespace tether
-// ---- end of core/thread_group.h ----
 
 namespace tether {
 
@@ -1909,49 +1952,6 @@ inline constexpr TaskOrigin kNoOrigin{};
 
 }  // namespace tether
 // ---- end of core/task_origin.h ----
-// ---- core/lazy_thread_group.h ----
-// LazyThreadGroup: an owner's ThreadGroup (an actor's, an executor's), made when the
-// first thread needs it. Most actors never start a thread of their own (no concurrency
-// group, no method that spawns): they keep 16 bytes here instead of a group of ~200.
-//
-// The owner's end may come before the group exists: orphan() is remembered, and a group
-// made after it is orphaned too, so no thread is ever left unjoined.
-//
-// Thread safety: every member may be called from any thread. made_ goes from null to the
-// group's holder once (compare-exchange; a loser drops its own) and the holder is never
-// written again, so readers copy it freely. get() installs made_ and then reads
-// orphaned_; orphan() sets orphaned_ and then reads made_ (all seq_cst): of two that race,
-// at least one sees the other's write, so a group made during or after orphan() is
-// orphaned (twice is harmless: ThreadGroup::orphan only marks and schedules).
-// Lifetime: the owner's; the group itself is shared (each of its threads holds it).
-
-#include <atomic>
-#include <memory>
-
-
-namespace tether {
-
-class LazyThreadGroup {
- public:
-  LazyThreadGroup() = default;
-  ~LazyThreadGroup() { delete made_.load(std::memory_order_acquire); }
-  LazyThreadGroup(const LazyThreadGroup&) = delete;
-  LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
-
-  // get: the group, made now if it was not. Throws std::bad_alloc.
-  [[nodiscard]] std::shared_ptr<ThreadGroup> get();
-  // orphan: the control thread joins the group's threads, now and once it is made.
-  void orphan();
-  // join_all: joins the group's threads; nothing to do if it was never made.
-  void join_all();
-
- private:
-  std::atomic<std::shared_ptr<ThreadGroup>*> made_{nullptr};
-  std::atomic<bool> orphaned_{false};
-};
-
-}  // namespace tether
-// ---- end of core/lazy_thread_group.h ----
 // ---- core/user_arg.h ----
 // UserArg: a user's `arg` with its `arg_drop`, owned. The drop runs exactly once, when the
 // owner lets go (destruction or reset), unless the value was taken out with release().

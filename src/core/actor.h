@@ -54,10 +54,10 @@
 #include "core/event_count.h"
 #include "core/executor.h"
 #include "core/lane.h"
+#include "core/lazy_thread_group.h"
 #include "core/publish.h"
 #include "core/scope.h"
 #include "core/task.h"
-#include "core/lazy_thread_group.h"
 #include "core/user_arg.h"
 
 namespace tether {

@@ -13,9 +13,9 @@
 
 #include "core/call_ledger.h"
 #include "core/deadline.h"
+#include "core/lazy_thread_group.h"
 #include "core/pinned_lane.h"
 #include "core/scope.h"
-#include "core/lazy_thread_group.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 

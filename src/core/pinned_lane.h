@@ -32,12 +32,12 @@
 // so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
-// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay the thread that will push), else within an adaptive
-// budget (idle_budget_ns_, between kIdleSpinMinNs and idle_spin_ns: doubled when work
-// arrives during a spin, halved when the spin times out; every kProbeEvery-th spin is a
-// full one). The consumer publishes its CPU in presence_ at C1 and after C6, and kParked
-// before C2: hints for waiters, outside the protocol (a stale one costs time, never a
-// wake-up).
+// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
+// the thread that will push), else within an adaptive budget (idle_budget_ns_, between
+// kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
+// the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
+// its CPU in presence_ at C1 and after C6, and kParked before C2: hints for waiters,
+// outside the protocol (a stale one costs time, never a wake-up).
 //
 // Thread safety: as Lane's, plus lease_ring/push_fast by a ring's lease holder, and
 // run_manual/drain_here by the manual lane's owner. The consumer state (idle_budget_ns_,

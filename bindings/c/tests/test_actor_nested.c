@@ -157,27 +157,34 @@ TEST(actor_release_and_stop_from_own_nested_thread) {
   life_destroy(&l);
 }
 
-/* e */
+/* e: the loader fails only once the test has queued its call (the gate), so the call is
+ * queued behind the constructor whatever the scheduler does; without the gate a descheduled
+ * test thread could find the actor already dead and be refused ACTOR_DEAD at the call. */
 static tether_status nested_fails(tether_task *t, void *arg) {
-  (void)arg;
+  life *l = (life *)arg;
+  if (!event_wait(&l->gate, T_LONG)) harness_fail(__FILE__, __LINE__, "loader: gate never opened");
   return tether_task_fail(t, 9, "the loader thread failed");
 }
 
 static tether_status ctor_spawns_failing(tether_task *t, void *arg, void **state_out) {
   *state_out = arg;
-  CHECK_ST(tether_task_spawn(t, "loader", nested_fails, NULL, NULL), TETHER_OK);
+  CHECK_ST(tether_task_spawn(t, "loader", nested_fails, arg, NULL), TETHER_OK);
   return TETHER_OK;
 }
 
 TEST(actor_ctor_nested_failure_kills_actor) {
   life l;
   tether_actor a;
+  tether_future f = {0};
   tether_error cause = {0};
   int32_t state = 0;
   life_init(&l);
   tether_actor_options o = actor_opts("dead-by-loader", NULL, 0);
   CHECK_ST(tether_actor_create(&o, ctor_spawns_failing, life_dtor, &l, NULL, &a), TETHER_OK);
-  CHECK_EQ(call_and_wait(a, NULL, m_ok, NULL), TETHER_FAILED); /* queued behind the constructor */
+  CHECK_ST(tether_actor_call(a, NULL, m_ok, NULL, NULL, &f), TETHER_OK); /* queued behind the constructor */
+  event_set(&l.gate);                                                   /* now the loader fails */
+  CHECK_EQ(future_outcome(f), TETHER_FAILED);
+  CHECK_ST(tether_future_release(f), TETHER_OK);
   CHECK_ST(tether_actor_state(a, &state, &cause), TETHER_OK);
   CHECK_EQ(state, TETHER_ACTOR_DEAD);
   CHECK_ERROR(cause, TETHER_E_TASK_FAILED, 9, "the loader thread failed", "loader");
