@@ -777,11 +777,14 @@ class LazyThreadGroup {
 // a wake of the same word). If P3 came before C2 in sleepers_'s order (a producer delayed
 // since it saw an EARLIER announcement), P3's fence orders P1 before C2's fence, so C4 saw
 // X. If P3 found 0, the producer that cleared it, or the consumer in C6, is in one of
-// these same cases. (The version with a mutex and a condition variable needed one more
-// check, that sleepers_ was still 1 once locked, to close the same window a delayed
-// producer's early clear opens; the kernel's compare closes it here. It also cost a
-// system call more per park, as glibc re-locks a condition variable's mutex as contended
-// so that the wait's unlock always made a FUTEX_WAKE, and a lock on either side.)
+// these same cases. C4 looks at the rings only once one is counted (Inbox::anything_queued
+// reads the count seq_cst, as C3 does): a ring counted after that read has its producers'
+// seq_cst load of sleepers_ (P2) come after C2 in that order, so they see the announcement.
+// (The version with a mutex and a condition variable needed one more check, that sleepers_
+// was still 1 once locked, to close the same window a delayed producer's early clear
+// opens; the kernel's compare closes it here. It also cost a system call more per park, as
+// glibc re-locks a condition variable's mutex as contended so that the wait's unlock
+// always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
 // waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
