@@ -2183,7 +2183,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // notices to run (unlocked) if the scope just became terminal.
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
   [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
-  static void run_notices(std::vector<Notice> notices);
+  // run_notices: runs (and empties) notices, unlocked. Inline: most calls have none.
+  static void run_notices(std::vector<Notice>&& notices) {
+    if (!notices.empty()) run_each(notices);
+  }
+  static void run_each(std::vector<Notice>& notices);
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
@@ -2206,10 +2210,13 @@ class Scope : public std::enable_shared_from_this<Scope> {
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
-  bool handle_ended_ = false;      // guarded by mutex_
+  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
-  UserArg result_;                 // guarded by mutex_
-  bool result_taken_ = false;      // guarded by mutex_
+  // result_: no lock. Written only by the target while it runs (set_result), read only
+  // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
+  // result_taken_ hands it to one taker. The destructor drops a result nobody took.
+  UserArg result_;
+  std::atomic<bool> result_taken_{false};
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
@@ -4828,17 +4835,17 @@ void Executor::release_handle(bool wait) {
 //
 // Thread safety: every member may be called from any thread. Each slot's fields are
 // guarded by the slot's own lock (busy: held for a few instructions, never across an
-// allocation or a callback; a waiter spins, then yields). mutex_ guards free_ and the
-// growth (chunks_, used_); used_ and chunks_[i] are published with release stores after
-// what they reveal is made. The table is never destroyed (a process may exit with live
-// handles).
+// allocation or a callback; a waiter spins, then yields). Free slots form a lock-free
+// stack (free_head_, linked through Slot::next_free: see push_free/pop_free). mutex_
+// guards the growth (chunks_, used_); used_ and chunks_[i] are published with release
+// stores after what they reveal is made. The table is never destroyed (a process may exit
+// with live handles).
 
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 
 namespace tether {
@@ -4886,6 +4893,7 @@ class HandleTable {
 
   struct Slot {
     mutable std::atomic<bool> busy{false};  // the slot's lock (SlotLock)
+    std::atomic<uint32_t> next_free{0};     // while free: the next free slot's index + 1 (0: none)
     uint32_t generation = 1;        // guarded by busy
     uint32_t epoch = 0;             // guarded by busy: the fork epoch it was filled in
     Kind kind{};                    // guarded by busy: the live object's; meaningless while free
@@ -4902,11 +4910,21 @@ class HandleTable {
   // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
   [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
   [[noreturn]] static void throw_miss(Miss miss, Kind kind);
+  [[nodiscard]] Slot& slot_at(uint32_t index) const noexcept {
+    return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+  }
+  // The free stack: a Treiber stack of slot indexes. Its head packs the top's index + 1
+  // (low 32 bits, 0: empty) with a count of the changes made to it (high 32 bits), so a
+  // pop that read a head since popped and pushed back (ABA) fails its compare-exchange.
+  // A pop may read next_free of a slot another thread has just taken: an atomic read
+  // whose value is then discarded, as the head has changed. Never allocates.
+  void push_free(uint32_t index) noexcept;
+  [[nodiscard]] bool pop_free(uint32_t& index) noexcept;
 
   mutable ForkSafeMutex mutex_;
   std::atomic<Slot*> chunks_[kMaxChunks] = {};  // guarded by mutex_ (writes); chunk i: slots i*kChunkSlots..
   std::atomic<uint32_t> used_{0};               // guarded by mutex_ (writes): slots handed out so far
-  std::vector<uint32_t> free_;                  // guarded by mutex_: indexes of free slots
+  std::atomic<uint64_t> free_head_{0};          // the free stack's head (push_free / pop_free)
 };
 
 }  // namespace tether
@@ -5273,26 +5291,43 @@ class HandleTable::SlotLock {
   std::atomic<bool>& busy_;
 };
 
-uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
-  uint32_t index;
-  {
-    std::lock_guard lock(mutex_);
-    if (!free_.empty()) {
-      index = free_.back();
-      free_.pop_back();
-    } else {
-      index = used_.load(std::memory_order_relaxed);
-      if (index >= kMaxSlots) throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
-      if (index % kChunkSlots == 0) {  // the slots made so far are all in use: one more chunk
-        auto chunk = std::make_unique<Slot[]>(kChunkSlots);
-        // Room in free_ for every slot, so remove() (a release) never needs memory.
-        free_.reserve(index + kChunkSlots);
-        chunks_[index / kChunkSlots].store(chunk.release(), std::memory_order_release);
-      }
-      used_.store(index + 1, std::memory_order_release);
+void HandleTable::push_free(uint32_t index) noexcept {
+  Slot& slot = slot_at(index);
+  uint64_t head = free_head_.load(std::memory_order_relaxed);
+  uint64_t top;
+  do {
+    slot.next_free.store(static_cast<uint32_t>(head), std::memory_order_relaxed);
+    top = ((head >> 32) + 1) << 32 | (uint64_t{index} + 1);
+    // release: a pop that acquires this head reads the next_free just stored.
+  } while (!free_head_.compare_exchange_weak(head, top, std::memory_order_release, std::memory_order_relaxed));
+}
+
+bool HandleTable::pop_free(uint32_t& index) noexcept {
+  uint64_t head = free_head_.load(std::memory_order_acquire);
+  for (;;) {
+    const auto top = static_cast<uint32_t>(head);
+    if (top == 0) return false;
+    const uint32_t next = slot_at(top - 1).next_free.load(std::memory_order_relaxed);
+    const uint64_t popped = ((head >> 32) + 1) << 32 | next;
+    if (free_head_.compare_exchange_weak(head, popped, std::memory_order_acquire, std::memory_order_acquire)) {
+      index = top - 1;
+      return true;
     }
   }
-  Slot& slot = chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+}
+
+uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
+  uint32_t index;
+  if (!pop_free(index)) {
+    std::lock_guard lock(mutex_);
+    index = used_.load(std::memory_order_relaxed);
+    if (index >= kMaxSlots) throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
+    if (index % kChunkSlots == 0) {  // the slots made so far are all in use: one more chunk
+      chunks_[index / kChunkSlots].store(new Slot[kChunkSlots], std::memory_order_release);
+    }
+    used_.store(index + 1, std::memory_order_release);
+  }
+  Slot& slot = slot_at(index);
   SlotLock lock(slot);
   slot.kind = kind;
   slot.epoch = fork_epoch();
@@ -5312,7 +5347,7 @@ HandleTable::Slot& HandleTable::slot_of(Kind kind, uint64_t id) const {
   }
   const size_t index = id & kIndexMask;
   if (index >= used_.load(std::memory_order_acquire)) invalid(kind, "handle is not one the library gave out");
-  return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+  return slot_at(static_cast<uint32_t>(index));
 }
 
 HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
@@ -5355,16 +5390,15 @@ std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
     }
   }
   if (miss != Miss::kNone) throw_miss(miss, kind);
-  {
-    std::lock_guard lock(mutex_);
-    free_.push_back(static_cast<uint32_t>(id & kIndexMask));  // never allocates: reserved by insert
-  }
+  push_free(static_cast<uint32_t>(id & kIndexMask));  // never allocates
   return obj;  // the caller decides where the object's last reference dies
 }
 
 void HandleTable::after_fork_in_child() noexcept {
   mutex_.after_fork_in_child();
-  // Only the forking thread exists now: a slot lock held at fork() belongs to nobody.
+  // Only the forking thread exists now: a slot lock held at fork() belongs to nobody. A
+  // free-stack change is one compare-exchange, made or not; a slot popped by a thread that
+  // is gone now stays out of use (one slot, never an id given out twice).
   const uint32_t used = used_.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < used; ++i) {
     chunks_[i / kChunkSlots].load(std::memory_order_relaxed)[i % kChunkSlots].busy.store(false, std::memory_order_relaxed);
@@ -6270,12 +6304,13 @@ void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) n
   }
 }
 
-void Scope::run_notices(std::vector<Notice> notices) {
+void Scope::run_each(std::vector<Notice>& notices) {
   for (Notice& n : notices) {
     if (n.fn != nullptr) n.fn(n.arg.get());
     n.arg.reset();
     n.keep.reset();
   }
+  notices.clear();
 }
 
 void Scope::cancel() {
@@ -6316,20 +6351,22 @@ size_t Scope::live() const {
   return live_;
 }
 
+// The result slot takes no lock (see result_ in scope.h): only the target writes it,
+// while it runs; it is read only once the scope SUCCEEDED, which needs the target to have
+// returned (live_ == 0), and the SUCCEEDED store (release, under mutex_, after the
+// target's own finish locked and unlocked mutex_) orders every write before the read.
 void Scope::set_result(UserArg value) {
-  std::unique_lock lock(mutex_);
   std::swap(result_, value);
-  lock.unlock();
-  // value now holds the earlier result (if any): it is dropped here, unlocked.
+  // value now holds the earlier result (if any): it is dropped here.
 }
 
 void* Scope::take_result() {
-  std::lock_guard lock(mutex_);
-  if (state_.load(std::memory_order_relaxed) != TETHER_SUCCEEDED) {
+  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
     throw StatusError(TETHER_E_WRONG_STATE, "no result to take: the runner has not succeeded");
   }
-  if (result_taken_) throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
-  result_taken_ = true;
+  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+    throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
+  }
   return result_.release();
 }
 
@@ -6372,14 +6409,19 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
       !is_inside()) {
     spin_for_call(deadline);
   }
+  // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
+  // may be seen either way: the wait and the release raced.
+  if (!all_threads && state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire)) {
+    return TETHER_OK;
+  }
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
-  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
-  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_; });
-  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_.load(std::memory_order_relaxed); });
+  if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
 
@@ -6466,8 +6508,8 @@ void Scope::wait_quiet() {
 }
 
 void Scope::end_handle() {
-  std::lock_guard lock(mutex_);
-  handle_ended_ = true;
+  std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
+  handle_ended_.store(true, std::memory_order_release);
   wakeups_.notify_all();
 }
 

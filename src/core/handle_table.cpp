@@ -62,26 +62,43 @@ class HandleTable::SlotLock {
   std::atomic<bool>& busy_;
 };
 
-uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
-  uint32_t index;
-  {
-    std::lock_guard lock(mutex_);
-    if (!free_.empty()) {
-      index = free_.back();
-      free_.pop_back();
-    } else {
-      index = used_.load(std::memory_order_relaxed);
-      if (index >= kMaxSlots) throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
-      if (index % kChunkSlots == 0) {  // the slots made so far are all in use: one more chunk
-        auto chunk = std::make_unique<Slot[]>(kChunkSlots);
-        // Room in free_ for every slot, so remove() (a release) never needs memory.
-        free_.reserve(index + kChunkSlots);
-        chunks_[index / kChunkSlots].store(chunk.release(), std::memory_order_release);
-      }
-      used_.store(index + 1, std::memory_order_release);
+void HandleTable::push_free(uint32_t index) noexcept {
+  Slot& slot = slot_at(index);
+  uint64_t head = free_head_.load(std::memory_order_relaxed);
+  uint64_t top;
+  do {
+    slot.next_free.store(static_cast<uint32_t>(head), std::memory_order_relaxed);
+    top = ((head >> 32) + 1) << 32 | (uint64_t{index} + 1);
+    // release: a pop that acquires this head reads the next_free just stored.
+  } while (!free_head_.compare_exchange_weak(head, top, std::memory_order_release, std::memory_order_relaxed));
+}
+
+bool HandleTable::pop_free(uint32_t& index) noexcept {
+  uint64_t head = free_head_.load(std::memory_order_acquire);
+  for (;;) {
+    const auto top = static_cast<uint32_t>(head);
+    if (top == 0) return false;
+    const uint32_t next = slot_at(top - 1).next_free.load(std::memory_order_relaxed);
+    const uint64_t popped = ((head >> 32) + 1) << 32 | next;
+    if (free_head_.compare_exchange_weak(head, popped, std::memory_order_acquire, std::memory_order_acquire)) {
+      index = top - 1;
+      return true;
     }
   }
-  Slot& slot = chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+}
+
+uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
+  uint32_t index;
+  if (!pop_free(index)) {
+    std::lock_guard lock(mutex_);
+    index = used_.load(std::memory_order_relaxed);
+    if (index >= kMaxSlots) throw StatusError(TETHER_E_NO_MEMORY, "too many live handles");
+    if (index % kChunkSlots == 0) {  // the slots made so far are all in use: one more chunk
+      chunks_[index / kChunkSlots].store(new Slot[kChunkSlots], std::memory_order_release);
+    }
+    used_.store(index + 1, std::memory_order_release);
+  }
+  Slot& slot = slot_at(index);
   SlotLock lock(slot);
   slot.kind = kind;
   slot.epoch = fork_epoch();
@@ -101,7 +118,7 @@ HandleTable::Slot& HandleTable::slot_of(Kind kind, uint64_t id) const {
   }
   const size_t index = id & kIndexMask;
   if (index >= used_.load(std::memory_order_acquire)) invalid(kind, "handle is not one the library gave out");
-  return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+  return slot_at(static_cast<uint32_t>(index));
 }
 
 HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
@@ -144,16 +161,15 @@ std::shared_ptr<void> HandleTable::remove(Kind kind, uint64_t id) {
     }
   }
   if (miss != Miss::kNone) throw_miss(miss, kind);
-  {
-    std::lock_guard lock(mutex_);
-    free_.push_back(static_cast<uint32_t>(id & kIndexMask));  // never allocates: reserved by insert
-  }
+  push_free(static_cast<uint32_t>(id & kIndexMask));  // never allocates
   return obj;  // the caller decides where the object's last reference dies
 }
 
 void HandleTable::after_fork_in_child() noexcept {
   mutex_.after_fork_in_child();
-  // Only the forking thread exists now: a slot lock held at fork() belongs to nobody.
+  // Only the forking thread exists now: a slot lock held at fork() belongs to nobody. A
+  // free-stack change is one compare-exchange, made or not; a slot popped by a thread that
+  // is gone now stays out of use (one slot, never an id given out twice).
   const uint32_t used = used_.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < used; ++i) {
     chunks_[i / kChunkSlots].load(std::memory_order_relaxed)[i % kChunkSlots].busy.store(false, std::memory_order_relaxed);

@@ -15,10 +15,11 @@
 //
 // Thread safety: every member may be called from any thread. Each slot's fields are
 // guarded by the slot's own lock (busy: held for a few instructions, never across an
-// allocation or a callback; a waiter spins, then yields). mutex_ guards free_ and the
-// growth (chunks_, used_); used_ and chunks_[i] are published with release stores after
-// what they reveal is made. The table is never destroyed (a process may exit with live
-// handles).
+// allocation or a callback; a waiter spins, then yields). Free slots form a lock-free
+// stack (free_head_, linked through Slot::next_free: see push_free/pop_free). mutex_
+// guards the growth (chunks_, used_); used_ and chunks_[i] are published with release
+// stores after what they reveal is made. The table is never destroyed (a process may exit
+// with live handles).
 #pragma once
 
 #include "core/immortal.h"
@@ -27,7 +28,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "core/fork_guard.h"
 
@@ -76,6 +76,7 @@ class HandleTable {
 
   struct Slot {
     mutable std::atomic<bool> busy{false};  // the slot's lock (SlotLock)
+    std::atomic<uint32_t> next_free{0};     // while free: the next free slot's index + 1 (0: none)
     uint32_t generation = 1;        // guarded by busy
     uint32_t epoch = 0;             // guarded by busy: the fork epoch it was filled in
     Kind kind{};                    // guarded by busy: the live object's; meaningless while free
@@ -92,11 +93,21 @@ class HandleTable {
   // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
   [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
   [[noreturn]] static void throw_miss(Miss miss, Kind kind);
+  [[nodiscard]] Slot& slot_at(uint32_t index) const noexcept {
+    return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
+  }
+  // The free stack: a Treiber stack of slot indexes. Its head packs the top's index + 1
+  // (low 32 bits, 0: empty) with a count of the changes made to it (high 32 bits), so a
+  // pop that read a head since popped and pushed back (ABA) fails its compare-exchange.
+  // A pop may read next_free of a slot another thread has just taken: an atomic read
+  // whose value is then discarded, as the head has changed. Never allocates.
+  void push_free(uint32_t index) noexcept;
+  [[nodiscard]] bool pop_free(uint32_t& index) noexcept;
 
   mutable ForkSafeMutex mutex_;
   std::atomic<Slot*> chunks_[kMaxChunks] = {};  // guarded by mutex_ (writes); chunk i: slots i*kChunkSlots..
   std::atomic<uint32_t> used_{0};               // guarded by mutex_ (writes): slots handed out so far
-  std::vector<uint32_t> free_;                  // guarded by mutex_: indexes of free slots
+  std::atomic<uint64_t> free_head_{0};          // the free stack's head (push_free / pop_free)
 };
 
 }  // namespace tether

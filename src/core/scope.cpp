@@ -233,12 +233,13 @@ void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) n
   }
 }
 
-void Scope::run_notices(std::vector<Notice> notices) {
+void Scope::run_each(std::vector<Notice>& notices) {
   for (Notice& n : notices) {
     if (n.fn != nullptr) n.fn(n.arg.get());
     n.arg.reset();
     n.keep.reset();
   }
+  notices.clear();
 }
 
 void Scope::cancel() {
@@ -279,20 +280,22 @@ size_t Scope::live() const {
   return live_;
 }
 
+// The result slot takes no lock (see result_ in scope.h): only the target writes it,
+// while it runs; it is read only once the scope SUCCEEDED, which needs the target to have
+// returned (live_ == 0), and the SUCCEEDED store (release, under mutex_, after the
+// target's own finish locked and unlocked mutex_) orders every write before the read.
 void Scope::set_result(UserArg value) {
-  std::unique_lock lock(mutex_);
   std::swap(result_, value);
-  lock.unlock();
-  // value now holds the earlier result (if any): it is dropped here, unlocked.
+  // value now holds the earlier result (if any): it is dropped here.
 }
 
 void* Scope::take_result() {
-  std::lock_guard lock(mutex_);
-  if (state_.load(std::memory_order_relaxed) != TETHER_SUCCEEDED) {
+  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
     throw StatusError(TETHER_E_WRONG_STATE, "no result to take: the runner has not succeeded");
   }
-  if (result_taken_) throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
-  result_taken_ = true;
+  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+    throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
+  }
   return result_.release();
 }
 
@@ -335,14 +338,19 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
       !is_inside()) {
     spin_for_call(deadline);
   }
+  // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
+  // may be seen either way: the wait and the release raced.
+  if (!all_threads && state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire)) {
+    return TETHER_OK;
+  }
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
-  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
-  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_; });
-  if (handle_ended_) return TETHER_E_INVALID_HANDLE;
+  (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_.load(std::memory_order_relaxed); });
+  if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
 
@@ -429,8 +437,8 @@ void Scope::wait_quiet() {
 }
 
 void Scope::end_handle() {
-  std::lock_guard lock(mutex_);
-  handle_ended_ = true;
+  std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
+  handle_ended_.store(true, std::memory_order_release);
   wakeups_.notify_all();
 }
 

@@ -207,7 +207,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // notices to run (unlocked) if the scope just became terminal.
   [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
   [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
-  static void run_notices(std::vector<Notice> notices);
+  // run_notices: runs (and empties) notices, unlocked. Inline: most calls have none.
+  static void run_notices(std::vector<Notice>&& notices) {
+    if (!notices.empty()) run_each(notices);
+  }
+  static void run_each(std::vector<Notice>& notices);
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
@@ -230,10 +234,13 @@ class Scope : public std::enable_shared_from_this<Scope> {
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   bool cancel_requested_ = false;  // guarded by mutex_
   CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
-  bool handle_ended_ = false;      // guarded by mutex_
+  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
-  UserArg result_;                 // guarded by mutex_
-  bool result_taken_ = false;      // guarded by mutex_
+  // result_: no lock. Written only by the target while it runs (set_result), read only
+  // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
+  // result_taken_ hands it to one taker. The destructor drops a result nobody took.
+  UserArg result_;
+  std::atomic<bool> result_taken_{false};
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_

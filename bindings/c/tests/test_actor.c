@@ -876,12 +876,14 @@ TEST(actor_task_handles) {
 typedef struct nested_ctx {
   counter drops;      /* FIRST member: the nested thread's arg */
   event gate;         /* the nested thread waits for it */
+  event started;      /* set by the nested thread before it waits */
   counter nested_ran;
   const char *fail;   /* non-NULL: the nested thread fails with user_code 4 and this */
 } nested_ctx;
 
 static tether_status nested_body(tether_task *t, void *arg) {
   nested_ctx *c = (nested_ctx *)arg;
+  event_set(&c->started);
   if (!event_wait(&c->gate, T_LONG)) harness_fail(__FILE__, __LINE__, "nested: gate never opened");
   counter_add(&c->nested_ran, 1);
   return c->fail ? tether_task_fail(t, 4, c->fail) : TETHER_OK;
@@ -903,15 +905,20 @@ TEST(actor_nested_spawn) {
   rec_init(&r);
   counter_init(&ok_c.drops);
   event_init(&ok_c.gate);
+  event_init(&ok_c.started);
   counter_init(&ok_c.nested_ran);
   ok_c.fail = NULL;
   counter_init(&bad_c.drops);
   event_init(&bad_c.gate);
+  event_init(&bad_c.started);
   counter_init(&bad_c.nested_ran);
   bad_c.fail = "nested boom";
   a = create_rec_actor(&o, &r);
 
   CHECK_ST(tether_actor_call(a, NULL, m_spawn, &ok_c, NULL, &f), TETHER_OK);
+  /* Once the nested thread runs (the call may still be queued before: valgrind on a busy
+   * machine), the future stays RUNNING until it returns. */
+  CHECK(event_wait(&ok_c.started, T_LONG));
   CHECK_ST(tether_future_wait(f, T_SHORT), TETHER_E_TIMEOUT); /* the nested thread still runs */
   CHECK_EQ(future_poll(f), TETHER_RUNNING);
   CHECK_EQ(call_and_wait(a, NULL, m_ok, NULL), TETHER_SUCCEEDED); /* the method itself returned */
@@ -936,9 +943,11 @@ TEST(actor_nested_spawn) {
   CHECK_SOON(tether_debug_unjoined_threads() == 0);
   counter_destroy(&ok_c.drops);
   event_destroy(&ok_c.gate);
+  event_destroy(&ok_c.started);
   counter_destroy(&ok_c.nested_ran);
   counter_destroy(&bad_c.drops);
   event_destroy(&bad_c.gate);
+  event_destroy(&bad_c.started);
   counter_destroy(&bad_c.nested_ran);
   rec_destroy(&r);
 }
