@@ -2056,9 +2056,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   };
 
   // pending: a scope for a queued call, PENDING and holding arg until it starts.
-  static std::shared_ptr<Scope> pending(Options options, UserArg arg);
+  static std::shared_ptr<Scope> pending(Options&& options, UserArg arg);
 
-  explicit Scope(Options options);
+  explicit Scope(Options&& options);
   ~Scope();  // drops a result nobody took
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -4887,8 +4887,12 @@ class HandleTable {
   friend T& immortal() noexcept;
   HandleTable() = default;
 
+  static constexpr int kIndexBits = 24;
+  static constexpr int kGenerationBits = 32;
+  static constexpr int kKindShift = kIndexBits + kGenerationBits;
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
   static constexpr size_t kChunkSlots = 4096;
-  static constexpr size_t kMaxSlots = size_t{1} << 24;  // the id's index bits
+  static constexpr size_t kMaxSlots = size_t{1} << kIndexBits;
   static constexpr size_t kMaxChunks = kMaxSlots / kChunkSlots;
 
   struct Slot {
@@ -4905,8 +4909,16 @@ class HandleTable {
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
   [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
   // slot_of: the slot id names; throws INVALID_HANDLE for an id the table never gave out
-  // (null, another kind, an index past the slots made).
-  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const;
+  // (null, another kind, an index past the slots made). Inline: every lookup starts here;
+  // the reasons are worked out out of line (reject_id).
+  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const {
+    const size_t index = id & kIndexMask;
+    if (id >> kKindShift != static_cast<uint8_t>(kind) || index >= used_.load(std::memory_order_acquire)) [[unlikely]] {
+      reject_id(kind, id);
+    }
+    return slot_at(static_cast<uint32_t>(index));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void reject_id(Kind kind, uint64_t id);
   // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
   [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
   [[noreturn]] static void throw_miss(Miss miss, Kind kind);
@@ -5239,15 +5251,6 @@ class SpinWait {
 namespace tether {
 namespace {
 
-constexpr int kIndexBits = 24;
-constexpr int kGenerationBits = 32;
-constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
-constexpr uint64_t kGenerationMask = (uint64_t{1} << kGenerationBits) - 1;
-
-uint64_t pack(Kind kind, uint32_t generation, uint32_t index) {
-  return (uint64_t{static_cast<uint8_t>(kind)} << (kIndexBits + kGenerationBits)) |
-         (uint64_t{generation} << kIndexBits) | index;
-}
 
 [[noreturn]] void invalid(Kind kind, const std::string& why) {
   throw StatusError(TETHER_E_INVALID_HANDLE,
@@ -5332,26 +5335,23 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
   slot.kind = kind;
   slot.epoch = fork_epoch();
   slot.object = std::move(obj);  // the slot was free: nothing is dropped under the lock
-  return pack(kind, slot.generation, index);
+  return (uint64_t{static_cast<uint8_t>(kind)} << kKindShift) | (uint64_t{slot.generation} << kIndexBits) | index;
 }
 
-HandleTable::Slot& HandleTable::slot_of(Kind kind, uint64_t id) const {
+void HandleTable::reject_id(Kind kind, uint64_t id) {
   if (id == 0) invalid(kind, "handle is null");
-  const auto id_kind = static_cast<Kind>(id >> (kIndexBits + kGenerationBits));
+  const auto id_kind = static_cast<Kind>(id >> kKindShift);
   if (id_kind != kind) {
     const auto raw = static_cast<uint8_t>(id_kind);
     if (raw >= static_cast<uint8_t>(Kind::Runner) && raw <= static_cast<uint8_t>(Kind::Compiled)) {
       invalid(kind, std::string("expected, got a ") + kind_name(id_kind) + " handle");
     }
-    invalid(kind, "handle is not one the library gave out");
   }
-  const size_t index = id & kIndexMask;
-  if (index >= used_.load(std::memory_order_acquire)) invalid(kind, "handle is not one the library gave out");
-  return slot_at(static_cast<uint32_t>(index));
+  invalid(kind, "handle is not one the library gave out");
 }
 
 HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
-  const auto generation = static_cast<uint32_t>((id >> kIndexBits) & kGenerationMask);
+  const auto generation = static_cast<uint32_t>(id >> kIndexBits);  // the kind bits fall off
   if (slot.generation != generation || !slot.object || slot.kind != kind) return Miss::kReleased;
   if (slot.epoch != fork_epoch()) return Miss::kForked;
   return Miss::kNone;
@@ -6134,13 +6134,13 @@ class Scope::Participant : public ThreadBody {
 // caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
 // errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
 // its inline room (2) covers a call's target, so a call reserves nothing.
-Scope::Scope(Options options) : options_(std::move(options)) {}
+Scope::Scope(Options&& options) : options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
   errors_.reserve(errors_.size() + live_ + more_participants + 1);
 }
 
-std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
+std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;

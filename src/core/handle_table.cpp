@@ -10,15 +10,6 @@
 namespace tether {
 namespace {
 
-constexpr int kIndexBits = 24;
-constexpr int kGenerationBits = 32;
-constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
-constexpr uint64_t kGenerationMask = (uint64_t{1} << kGenerationBits) - 1;
-
-uint64_t pack(Kind kind, uint32_t generation, uint32_t index) {
-  return (uint64_t{static_cast<uint8_t>(kind)} << (kIndexBits + kGenerationBits)) |
-         (uint64_t{generation} << kIndexBits) | index;
-}
 
 [[noreturn]] void invalid(Kind kind, const std::string& why) {
   throw StatusError(TETHER_E_INVALID_HANDLE,
@@ -103,26 +94,23 @@ uint64_t HandleTable::insert(Kind kind, std::shared_ptr<void> obj) {
   slot.kind = kind;
   slot.epoch = fork_epoch();
   slot.object = std::move(obj);  // the slot was free: nothing is dropped under the lock
-  return pack(kind, slot.generation, index);
+  return (uint64_t{static_cast<uint8_t>(kind)} << kKindShift) | (uint64_t{slot.generation} << kIndexBits) | index;
 }
 
-HandleTable::Slot& HandleTable::slot_of(Kind kind, uint64_t id) const {
+void HandleTable::reject_id(Kind kind, uint64_t id) {
   if (id == 0) invalid(kind, "handle is null");
-  const auto id_kind = static_cast<Kind>(id >> (kIndexBits + kGenerationBits));
+  const auto id_kind = static_cast<Kind>(id >> kKindShift);
   if (id_kind != kind) {
     const auto raw = static_cast<uint8_t>(id_kind);
     if (raw >= static_cast<uint8_t>(Kind::Runner) && raw <= static_cast<uint8_t>(Kind::Compiled)) {
       invalid(kind, std::string("expected, got a ") + kind_name(id_kind) + " handle");
     }
-    invalid(kind, "handle is not one the library gave out");
   }
-  const size_t index = id & kIndexMask;
-  if (index >= used_.load(std::memory_order_acquire)) invalid(kind, "handle is not one the library gave out");
-  return slot_at(static_cast<uint32_t>(index));
+  invalid(kind, "handle is not one the library gave out");
 }
 
 HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
-  const auto generation = static_cast<uint32_t>((id >> kIndexBits) & kGenerationMask);
+  const auto generation = static_cast<uint32_t>(id >> kIndexBits);  // the kind bits fall off
   if (slot.generation != generation || !slot.object || slot.kind != kind) return Miss::kReleased;
   if (slot.epoch != fork_epoch()) return Miss::kForked;
   return Miss::kNone;

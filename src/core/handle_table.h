@@ -70,8 +70,12 @@ class HandleTable {
   friend T& immortal() noexcept;
   HandleTable() = default;
 
+  static constexpr int kIndexBits = 24;
+  static constexpr int kGenerationBits = 32;
+  static constexpr int kKindShift = kIndexBits + kGenerationBits;
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
   static constexpr size_t kChunkSlots = 4096;
-  static constexpr size_t kMaxSlots = size_t{1} << 24;  // the id's index bits
+  static constexpr size_t kMaxSlots = size_t{1} << kIndexBits;
   static constexpr size_t kMaxChunks = kMaxSlots / kChunkSlots;
 
   struct Slot {
@@ -88,8 +92,16 @@ class HandleTable {
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
   [[nodiscard]] std::shared_ptr<void> remove(Kind kind, uint64_t id);
   // slot_of: the slot id names; throws INVALID_HANDLE for an id the table never gave out
-  // (null, another kind, an index past the slots made).
-  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const;
+  // (null, another kind, an index past the slots made). Inline: every lookup starts here;
+  // the reasons are worked out out of line (reject_id).
+  [[nodiscard]] Slot& slot_of(Kind kind, uint64_t id) const {
+    const size_t index = id & kIndexMask;
+    if (id >> kKindShift != static_cast<uint8_t>(kind) || index >= used_.load(std::memory_order_acquire)) [[unlikely]] {
+      reject_id(kind, id);
+    }
+    return slot_at(static_cast<uint32_t>(index));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void reject_id(Kind kind, uint64_t id);
   // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
   [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
   [[noreturn]] static void throw_miss(Miss miss, Kind kind);

@@ -63,13 +63,13 @@ class Scope::Participant : public ThreadBody {
 // caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
 // errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
 // its inline room (2) covers a call's target, so a call reserves nothing.
-Scope::Scope(Options options) : options_(std::move(options)) {}
+Scope::Scope(Options&& options) : options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
   errors_.reserve(errors_.size() + live_ + more_participants + 1);
 }
 
-std::shared_ptr<Scope> Scope::pending(Options options, UserArg arg) {
+std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
   auto scope = std::make_shared<Scope>(std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;

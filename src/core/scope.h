@@ -80,9 +80,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   };
 
   // pending: a scope for a queued call, PENDING and holding arg until it starts.
-  static std::shared_ptr<Scope> pending(Options options, UserArg arg);
+  static std::shared_ptr<Scope> pending(Options&& options, UserArg arg);
 
-  explicit Scope(Options options);
+  explicit Scope(Options&& options);
   ~Scope();  // drops a result nobody took
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
