@@ -80,12 +80,13 @@ class HandleTable {
 
   struct Slot {
     mutable std::atomic<bool> busy{false};  // the slot's lock (SlotLock)
+    Kind kind{};                    // guarded by busy: the live object's; meaningless while free
     std::atomic<uint32_t> next_free{0};     // while free: the next free slot's index + 1 (0: none)
     uint32_t generation = 1;        // guarded by busy
     uint32_t epoch = 0;             // guarded by busy: the fork epoch it was filled in
-    Kind kind{};                    // guarded by busy: the live object's; meaningless while free
     std::shared_ptr<void> object;   // guarded by busy: null while the slot is free
   };
+  static_assert(sizeof(Slot) == 32, "two slots a cache line: keep the fields packed");
   class SlotLock;
   enum class Miss { kNone, kReleased, kForked };
 
