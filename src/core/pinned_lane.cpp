@@ -43,6 +43,7 @@ void PinnedLane::wake_parked() noexcept {
   chaos_point();
   if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   chaos_point();
+  presence_->consumer_woken();  // a hint for waiters (core/spin_policy.h), before it can run
   platform::wake_one_parked(sleepers_);  // P4
 }
 
@@ -55,7 +56,8 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     const auto now = Deadline::Clock::now();
     if (!deadline.forever() && now >= deadline.at()) return false;
-    const int64_t budget = idle_spin_budget();
+    const int32_t cpu = current_cpu();
+    const int64_t budget = idle_spin_budget(cpu);
     auto spin_until = Deadline::saturating_after(now, budget);
     if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
     SpinWait spin;  // C1
@@ -66,7 +68,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
                                 : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
     }
     if (arrived) continue;
-    presence_->consumer_parks();
+    presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
     // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
@@ -90,8 +92,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
   }
 }
 
-int64_t PinnedLane::idle_spin_budget() noexcept {
-  const int32_t cpu = current_cpu();
+int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
   if (cpu >= 0 && presence_->partner_cpu() == cpu) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;

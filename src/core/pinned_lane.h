@@ -39,8 +39,9 @@
 // the thread that will push), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
 // the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
-// its CPU in presence_ at C1 and after C6, and kParked before C2: hints for waiters,
-// outside the protocol (a stale one costs time, never a wake-up).
+// its CPU in presence_ at C1 and after C6, and kParked (with the CPU it parks on) before
+// C2; the producer that wins P3 marks it kWaking before P4: hints for waiters, outside
+// the protocol (a stale one costs time, never a wake-up).
 //
 // Thread safety: as Lane's, plus lease_ring/push_fast by a ring's lease holder, and
 // run_manual/drain_here by the manual lane's owner. The consumer state (idle_budget_ns_,
@@ -85,8 +86,8 @@ class PinnedLane final : public Lane {
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
-  // idle_spin_budget: how long C1 spins now (publishes where the consumer is).
-  int64_t idle_spin_budget() noexcept;
+  // idle_spin_budget: how long C1 spins now on cpu (publishes where the consumer is).
+  int64_t idle_spin_budget(int32_t cpu) noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
   std::atomic<bool> running_manual_{false};

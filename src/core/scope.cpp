@@ -357,16 +357,26 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
 void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   LanePresence* partner = options_.spin_partner;
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
-  if (partner != nullptr && !partner->worth_spinning(me)) return;  // parked, or on this CPU: park at once
+  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
   thread_local uint32_t waits = 0;  // this thread's, for the probes
-  const bool full = partner == nullptr || AdaptiveBudget::probe(waits);
-  const auto budget = full ? kWaitSpin : std::chrono::nanoseconds(partner->wait_budget_ns());
+  std::chrono::nanoseconds budget = kWaitSpin;
+  if (partner != nullptr && kind == LanePresence::Spin::kWake) {
+    budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
+  } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
+    budget = std::chrono::nanoseconds(partner->wait_budget_ns());
+  }
   const auto start = Deadline::Clock::now();
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   while (state() < TETHER_SUCCEEDED) {
     if (Deadline::Clock::now() >= spin_until) {
-      if (partner != nullptr) partner->wait_spin_timed_out();
+      if (partner == nullptr) return;
+      if (kind == LanePresence::Spin::kWake) {
+        partner->wake_spin_timed_out();
+      } else {
+        partner->wait_spin_timed_out();
+      }
       return;
     }
     if (partner == nullptr) {
@@ -374,13 +384,18 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
     } else if (partner->consumer_parked_or_on(me)) {
       return;  // spinning cannot help any more
     } else {
-      // The consumer runs on another CPU: yielding would not help it, and on a loaded
-      // machine would hand this CPU to another process for a whole time slice. One
-      // pause a look (cpu_relax.h: SpinWait).
+      // The consumer runs on another CPU (or is waking there): yielding would not help
+      // it, and on a loaded machine would hand this CPU to another process for a whole
+      // time slice. One pause a look (cpu_relax.h: SpinWait).
       cpu_relax();
     }
   }
-  if (partner != nullptr) partner->wait_spin_succeeded();
+  if (partner == nullptr) return;
+  if (kind == LanePresence::Spin::kWake) {
+    partner->wake_spin_succeeded(std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start).count());
+  } else {
+    partner->wait_spin_succeeded();
+  }
 }
 
 void Scope::on_done(tether_notify_fn fn, UserArg arg) {

@@ -29,7 +29,9 @@ LanePresence* LanePresence::acquire() {
       p->next_free_ = nullptr;
       p->consumer_cpu_.store(kUnknown, std::memory_order_relaxed);
       p->partner_cpu_.store(kUnknown, std::memory_order_relaxed);
+      p->parked_on_.store(kUnknown, std::memory_order_relaxed);
       p->wait_budget_ns_.store(kWaitSpinMaxNs, std::memory_order_relaxed);
+      p->wake_budget_ns_.store(kWakeSpinMaxNs, std::memory_order_relaxed);
       return p;
     }
   }
