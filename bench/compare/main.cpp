@@ -150,7 +150,8 @@ std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int rep
     md << '\n';
     for (const PeerKind& k : kinds) {
       if ((k.workloads & wi.w) == 0) continue;
-      md << "| " << (k.name == kTether ? "**" + k.name + "**" : k.name) << " |";
+      md << "| " << (k.name == kTether ? "**" + k.name + "**" : k.name)
+         << (wi.w == kBurst && !k.future_per_call ? " (answers in order, no future per call)" : "") << " |";
       for (Placement p : kPlacements) {
         const Case* c = find(r, k.name, wi.w, p);
         const Case* t = find(r, kTether, wi.w, p);
@@ -168,11 +169,13 @@ std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int rep
   return md.str();
 }
 
-// best_peer: the fastest non-floor peer other than tether for w in p.
+// best_peer: the fastest non-floor peer other than tether for w in p; for a burst (calls
+// with a future each), only a peer that gives each call a future of its own.
 const Case* best_peer(const Results& r, Workload w, Placement p) {
   const Case* best = nullptr;
   for (const auto& [key, c] : r) {
     if (c.w != w || c.p != p || c.samples.empty() || c.kind->name == kTether || is_floor(c.kind->name)) continue;
+    if (w == kBurst && !c.kind->future_per_call) continue;
     if (best == nullptr || c.time() < best->time()) best = &c;
   }
   return best;
@@ -208,6 +211,10 @@ std::string targets(const Results& r, const GraphStepReport* g, const ScaleRepor
     t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, find(r, "Vyukov MPSC (spinning)", kFire, p), 2.5);
   }
   for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
+  for (Placement p : kPlacements) {
+    t.vs(r, "5. (for reference: answers in order, no future per call)", kBurst, p,
+         find(r, "moodycamel BlockingConcurrentQueue", kBurst, p), 0.5);
+  }
   if (g != nullptr && g->spsc_round_trip_ns > 0) {
     t.row("6. graph step, actors apart, vs SPSC ring round trip", g->step_apart_ns / g->spsc_round_trip_ns, 2.0,
           "step " + duration(g->step_apart_ns) + " / SPSC round trip " + duration(g->spsc_round_trip_ns));

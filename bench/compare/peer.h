@@ -39,6 +39,11 @@ struct PeerKind {
   unsigned workloads;
   std::unique_ptr<Peer> (*make)();
   bool same_cpu = true;  // false: the peer cannot work when both sides share a CPU
+  // false: a burst's answers come back in order through one queue of numbers, with no
+  // future (nor any per-call state) a caller could wait on, cancel or drop one by one.
+  // Shown beside the others, but not "the best peer" of the targets on calls with a
+  // future each.
+  bool future_per_call = true;
 };
 
 // Each family of peers adds its kinds; a library's family adds none when the library was

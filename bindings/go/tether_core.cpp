@@ -2164,7 +2164,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool stop_requested() const noexcept {
     return stop_requested_.load(std::memory_order_acquire) ||
-           (options_.owner_stop != nullptr && options_.owner_stop->load(std::memory_order_acquire));
+           (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
   }
   [[nodiscard]] ErrorPtr first_error() const;
   [[nodiscard]] size_t error_count() const;
@@ -2256,31 +2256,39 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
 
-  const Options options_;
+  // Layout: a call's scope is made and destroyed by the caller's thread and run by the
+  // lane's, each touching it once or twice a call; every line the running side writes is
+  // a line the caller must fetch back. So what a plain call's run touches (start_call,
+  // set_result, finish: the state, the lock, the count, the arg, the result, the
+  // notices' emptiness, the waiters' word) comes first, in the two cache lines after the
+  // shared_ptr's control block, and what a plain call never touches (the options but
+  // owner_stop, the errors, threads, outputs) after it. Measured: bench/README.md.
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
-  std::atomic<uint64_t> handle_{0};
-  // threads_: made at the first spawn (most calls never spawn). Guarded by mutex_ until
-  // set; never reset. orphaned_: nobody will join them by hand (set for calls).
-  std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
-  bool threads_orphaned_ = false;         // guarded by mutex_
-
+  bool cancel_requested_ = false;  // guarded by mutex_
+  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
+  std::atomic<bool> result_taken_{false};  // see result_
+  size_t live_ = 0;                // guarded by mutex_: participants not yet returned
+  CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
+  const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable std::mutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
-  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
-  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
-  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
-  uint64_t last_notice_id_ = 0;        // guarded by mutex_
-  size_t live_ = 0;                // guarded by mutex_: participants not yet returned
-  bool cancel_requested_ = false;  // guarded by mutex_
-  CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
-  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
   // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
   // result_taken_ hands it to one taker. The destructor drops a result nobody took.
   UserArg result_;
-  std::atomic<bool> result_taken_{false};
+  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
+  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+
+  const Options options_;
+  std::atomic<uint64_t> handle_{0};
+  // threads_: made at the first spawn (most calls never spawn). Guarded by mutex_ until
+  // set; never reset. orphaned_: nobody will join them by hand (set for calls).
+  std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
+  bool threads_orphaned_ = false;         // guarded by mutex_
+  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
+  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
@@ -6200,7 +6208,8 @@ class Scope::Participant : public ThreadBody {
 // caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
 // errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
 // its inline room (2) covers a call's target, so a call reserves nothing.
-Scope::Scope(Options&& options) : options_(std::move(options)) {}
+Scope::Scope(Options&& options)
+    : ledger_(options.ledger), owner_stop_(options.owner_stop), options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
   errors_.reserve(errors_.size() + live_ + more_participants + 1);
@@ -6284,8 +6293,8 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     }
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
     if (live_ == 1 && !terminal_locked()) {
-      const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
-                                                   options_.owner_stop->load(std::memory_order_acquire));
+      const bool cancelled =
+          cancel_requested_ || (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
     quiet = leave_locked();
@@ -6300,7 +6309,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
 std::vector<Scope::Notice> Scope::leave_locked() {
   --live_;
   std::vector<Notice> due;
-  if (live_ == 0) due.swap(quiet_notices_);
+  if (live_ == 0 && !quiet_notices_.empty()) due.swap(quiet_notices_);  // no write when empty
   return due;
 }
 
@@ -6348,7 +6357,7 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   }
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;
-  due.swap(notices_);
+  if (!notices_.empty()) due.swap(notices_);  // no write when empty (see Layout)
   return due;  // the caller notifies wakeups_ once it has unlocked
 }
 

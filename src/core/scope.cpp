@@ -63,7 +63,8 @@ class Scope::Participant : public ThreadBody {
 // caller to tell) then never allocates. Invariant, under mutex_: errors_ has room for
 // errors_.size() + live_ + 1 (one error per live participant, one for a cancellation);
 // its inline room (2) covers a call's target, so a call reserves nothing.
-Scope::Scope(Options&& options) : options_(std::move(options)) {}
+Scope::Scope(Options&& options)
+    : ledger_(options.ledger), owner_stop_(options.owner_stop), options_(std::move(options)) {}
 
 void Scope::reserve_errors_locked(size_t more_participants) {
   errors_.reserve(errors_.size() + live_ + more_participants + 1);
@@ -147,8 +148,8 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     }
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
     if (live_ == 1 && !terminal_locked()) {
-      const bool cancelled = cancel_requested_ || (options_.owner_stop != nullptr &&
-                                                   options_.owner_stop->load(std::memory_order_acquire));
+      const bool cancelled =
+          cancel_requested_ || (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
       notices = complete_locked(cancelled ? TETHER_CANCELLED : TETHER_SUCCEEDED);
     }
     quiet = leave_locked();
@@ -163,7 +164,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
 std::vector<Scope::Notice> Scope::leave_locked() {
   --live_;
   std::vector<Notice> due;
-  if (live_ == 0) due.swap(quiet_notices_);
+  if (live_ == 0 && !quiet_notices_.empty()) due.swap(quiet_notices_);  // no write when empty
   return due;
 }
 
@@ -211,7 +212,7 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
   }
   state_.store(terminal_state, std::memory_order_release);
   std::vector<Notice> due;
-  due.swap(notices_);
+  if (!notices_.empty()) due.swap(notices_);  // no write when empty (see Layout)
   return due;  // the caller notifies wakeups_ once it has unlocked
 }
 

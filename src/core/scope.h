@@ -124,7 +124,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool stop_requested() const noexcept {
     return stop_requested_.load(std::memory_order_acquire) ||
-           (options_.owner_stop != nullptr && options_.owner_stop->load(std::memory_order_acquire));
+           (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
   }
   [[nodiscard]] ErrorPtr first_error() const;
   [[nodiscard]] size_t error_count() const;
@@ -216,31 +216,39 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
 
-  const Options options_;
+  // Layout: a call's scope is made and destroyed by the caller's thread and run by the
+  // lane's, each touching it once or twice a call; every line the running side writes is
+  // a line the caller must fetch back. So what a plain call's run touches (start_call,
+  // set_result, finish: the state, the lock, the count, the arg, the result, the
+  // notices' emptiness, the waiters' word) comes first, in the two cache lines after the
+  // shared_ptr's control block, and what a plain call never touches (the options but
+  // owner_stop, the errors, threads, outputs) after it. Measured: bench/README.md.
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
-  std::atomic<uint64_t> handle_{0};
-  // threads_: made at the first spawn (most calls never spawn). Guarded by mutex_ until
-  // set; never reset. orphaned_: nobody will join them by hand (set for calls).
-  std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
-  bool threads_orphaned_ = false;         // guarded by mutex_
-
+  bool cancel_requested_ = false;  // guarded by mutex_
+  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
+  std::atomic<bool> result_taken_{false};  // see result_
+  size_t live_ = 0;                // guarded by mutex_: participants not yet returned
+  CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
+  const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable std::mutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
-  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
-  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
-  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
-  uint64_t last_notice_id_ = 0;        // guarded by mutex_
-  size_t live_ = 0;                // guarded by mutex_: participants not yet returned
-  bool cancel_requested_ = false;  // guarded by mutex_
-  CallLedger* ledger_ = options_.ledger;  // guarded by mutex_: null once counted (or none)
-  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
   // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
   // result_taken_ hands it to one taker. The destructor drops a result nobody took.
   UserArg result_;
-  std::atomic<bool> result_taken_{false};
+  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
+  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+
+  const Options options_;
+  std::atomic<uint64_t> handle_{0};
+  // threads_: made at the first spawn (most calls never spawn). Guarded by mutex_ until
+  // set; never reset. orphaned_: nobody will join them by hand (set for calls).
+  std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
+  bool threads_orphaned_ = false;         // guarded by mutex_
+  ErrorList errors_;               // guarded by mutex_: in order, never rewritten
+  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
