@@ -937,32 +937,286 @@ void heavy_fence() noexcept;
 // CallPool: where Call objects live, so a steady stream of calls allocates nothing.
 //
 // A slot holds any Call of the library (kSlotSize bytes: the largest, a method or task
-// call with a future, is 104; each Call class asserts that it fits). Each thread keeps a magazine of free slots;
-// a call is typically allocated on the producer and freed on the executing thread, so
-// full magazines travel back through a small mutex-protected depot: one lock per
-// kMagazine calls, never per call (Bonwick's magazine allocator, in miniature). Under
-// AddressSanitizer the pool is bypassed, so use-after-free stays detectable.
+// call with a future, is 104; each Call class asserts that it fits). A call is typically
+// allocated on the producer and freed on the executing thread: the magazines
+// (core/magazine_pool.h) carry the slots back. With malloc's header a slot is a 128-byte
+// chunk when the pool is bypassed (AddressSanitizer).
+
+// ---- core/magazine_pool.h ----
+// MagazinePool: fixed-size blocks that a steady stream of objects made on one thread and
+// freed on another reuses without touching the heap (Bonwick's magazine allocator, in
+// miniature). Each thread keeps a magazine of free blocks; a full magazine travels to a
+// small mutex-protected depot and an empty one is refilled from it: one lock per
+// kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
+// use-after-free stays detectable.
+//
+// The pools of the library: CallPool (core/call_pool.h) and ScopePool (core/scope_pool.h),
+// each an instantiation with its own size, depot, magazine and thread-exit cleanup.
 //
 // Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
-// magazines are thread-local. Memory still pooled at exit is reachable, not leaked.
+// magazines are thread-local. Blocks still pooled at exit are reachable, not leaked.
 
 #include <cstddef>
+#include <mutex>
+#include <new>
+
+// ---- core/fork_guard.h ----
+// fork_guard: what fork() leaves of the library in the child.
+//
+// POSIX lets a child of a multithreaded process do little before exec, and a library must
+// not be stricter than that. So: a child forked before the library made any object uses
+// it like any process. A child forked from a process with live objects gets
+// TETHER_E_FORKED from every handle of the parent's (nothing of the parent's is dropped,
+// joined or run there: the threads that owned it do not exist), and new objects it makes
+// work. How:
+//   - The fork epoch counts the forks between the process that loaded the library and
+//     this one. A handle (handle_table.h) and a task (task.h) remember the epoch they were
+//     made in; one from an earlier epoch is the parent's.
+//   - The library's global locks (fork_guard.cpp lists them, in lock order) are taken by
+//     the atfork prepare handler and released after the fork in parent and child, so no
+//     thread of the parent's holds one in the child.
+//   - The child handler resets what is per process and cannot be the parent's: the
+//     control thread (not running in the child: started afresh on first use), the count
+//     of unjoined threads, the membarrier registration; the C boundary's own handler
+//     leaves the forking thread's actor cache (capi/actor_cache.cpp).
+//   - A library thread that forked from a callback is, in the child, the only thread: when
+//     the callback returns there, it runs nothing more of the parent's work and ends
+//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
 
 namespace tether {
 
-class CallPool {
- public:
-  static constexpr size_t kSlotSize = 112;  // with malloc's header, a 128-byte chunk
-  static constexpr size_t kMagazine = 64;
+namespace fork_detail {
+// Memory ordering: relaxed. Written only by the child handler, while the child has one
+// thread, before that thread makes any further call; threads made later start after it.
+extern std::atomic<uint32_t> g_epoch;
+}  // namespace fork_detail
 
-  [[nodiscard]] static void* allocate(size_t size);
-  static void free(void* p) noexcept;
+// fork_epoch: inline, it runs on every handle lookup.
+[[nodiscard]] inline uint32_t fork_epoch() noexcept { return fork_detail::g_epoch.load(std::memory_order_relaxed); }
+
+// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler and
+// unlocked after the fork on both sides (fork_guard.cpp calls the three). In the child the
+// forking thread, its one thread, is the one that holds it (as glibc's malloc does it).
+class ForkSafeMutex {
+ public:
+  void lock() { mutex_.lock(); }
+  void unlock() noexcept { mutex_.unlock(); }
+  bool try_lock() noexcept { return mutex_.try_lock(); }
+
+  void before_fork() { mutex_.lock(); }
+  void after_fork_in_parent() noexcept { mutex_.unlock(); }
+  void after_fork_in_child() noexcept { mutex_.unlock(); }
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace tether
+// ---- end of core/fork_guard.h ----
+// ---- core/hot_tls.h ----
+// TETHER_HOT_TLS: thread-locals read on every call use the initial-exec TLS model, so a
+// read is one load instead of a __tls_get_addr call. libtether is linked, not dlopen'ed
+// late, by its users; glibc's static TLS surplus covers a late dlopen of these few bytes.
+// A hot thread-local read from other files is also declared constinit (extern constinit
+// thread_local ...): without it every reader outside the defining file calls through a
+// TLS init wrapper first (two instructions per read, ~14 per actor call on its thread).
+
+#if defined(__GNUC__) && defined(__ELF__)
+#define TETHER_HOT_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define TETHER_HOT_TLS
+#endif
+// ---- end of core/hot_tls.h ----
+// ---- core/thread_exit.h ----
+// thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
+// thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
+// glibc aborts the process when it cannot ("failed to register TLS destructor"), on
+// whatever thread first touches the variable — inside noexcept code, with no caller to
+// tell. Here the platform's one exit notice (platform::notify_at_thread_exit, a pthread
+// key on POSIX) carries every cleanup of a thread: arming it stores a pointer (no
+// allocation for the first 32 keys) and can fail softly.
+//
+// Order at a thread's end: every C++ thread_local destructor of the thread (the
+// application's), then these cleanups in Cleanup order, then the thread's exit notice
+// (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
+//
+// Thread safety: each function acts on the calling thread's own state only.
+
+#include <new>
+
+namespace tether {
+
+// Cleanup: what runs at a thread's end, in this order.
+enum class Cleanup { ActorCache, LastError, CallPool, ScopePool, kCount };
+
+// arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
+// that runs is allowed). False when it could not be armed (no memory): fn will not run,
+// and the caller must not keep state that needs it.
+[[nodiscard]] bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept;
+
+// set_exit_notice: fn(arg) runs after every cleanup, when this thread ends. False when it
+// could not be armed (the caller then gives the notice itself).
+[[nodiscard]] bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept;
+
+// ThreadLocalSlot: storage for a T made on first use and destroyed by its cleanup. Being
+// trivially destructible itself, a thread_local of it registers nothing with the C++
+// runtime. get() returns null once destroyed, or when the cleanup could not be armed.
+template <class T, Cleanup Which>
+class ThreadLocalSlot {
+ public:
+  T* get(void (*destroy)() noexcept) noexcept {
+    if (state_ == kLive) return ptr();
+    if (state_ != kEmpty || !arm_cleanup(Which, destroy)) return nullptr;
+    new (storage_) T();
+    state_ = kLive;
+    return ptr();
+  }
+  // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
+  // the application may call in after it).
+  void destroy() noexcept {
+    if (state_ != kLive) return;
+    state_ = kGone;
+    ptr()->~T();
+  }
+  [[nodiscard]] bool gone() const noexcept { return state_ == kGone; }
+
+ private:
+  enum : unsigned char { kEmpty, kLive, kGone };
+  T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
+  alignas(T) unsigned char storage_[sizeof(T)];
+  unsigned char state_ = kEmpty;
+};
+
+}  // namespace tether
+// ---- end of core/thread_exit.h ----
+
+namespace tether {
+
+namespace magazine_detail {
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kPooled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kPooled = false;
+#else
+inline constexpr bool kPooled = true;
+#endif
+#else
+inline constexpr bool kPooled = true;
+#endif
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+inline void release_list(FreeBlock* list) noexcept {
+  while (list != nullptr) {
+    FreeBlock* next = list->next;
+    ::operator delete(list);
+    list = next;
+  }
+}
+}  // namespace magazine_detail
+
+// kBlockSize: the size every block has (a request for more goes to the heap, and its block
+// may come back to the pool: it is large enough for any later request). kMaxBatches: full
+// magazines the depot keeps; beyond them, they go back to the heap.
+template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich>
+class MagazinePool {
+ public:
+  static constexpr size_t kSlotSize = kBlockSize;
+
+  [[nodiscard]] static void* allocate(size_t size) {
+    if (!magazine_detail::kPooled || size > kBlockSize) return ::operator new(size);
+    Magazine* mp = t_magazine.get(&destroy_magazine);
+    if (mp == nullptr) return ::operator new(kBlockSize);
+    Magazine& m = *mp;
+    if (m.blocks == nullptr) {
+      m.blocks = depot().take();
+      m.count = m.blocks != nullptr ? kMagazine : 0;
+      if (m.blocks == nullptr) return ::operator new(kBlockSize);
+    }
+    magazine_detail::FreeBlock* b = m.blocks;
+    m.blocks = b->next;
+    --m.count;
+    return b;
+  }
+
+  static void free(void* p) noexcept {
+    if (p == nullptr) return;
+    if (!magazine_detail::kPooled) {
+      ::operator delete(p);
+      return;
+    }
+    Magazine* mp = t_magazine.get(&destroy_magazine);
+    if (mp == nullptr) {
+      ::operator delete(p);
+      return;
+    }
+    Magazine& m = *mp;
+    if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
+      if (!depot().give(m.blocks)) magazine_detail::release_list(m.blocks);
+      m.blocks = nullptr;
+      m.count = 0;
+    }
+    auto* b = static_cast<magazine_detail::FreeBlock*>(p);
+    b->next = m.blocks;
+    m.blocks = b;
+    ++m.count;
+  }
 
   // The fork handlers (fork_guard.cpp): the depot's lock.
-  static void before_fork();
-  static void after_fork_in_parent() noexcept;
-  static void after_fork_in_child() noexcept;
+  static void before_fork() { depot().mutex.before_fork(); }
+  static void after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
+  static void after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
+
+ private:
+  static_assert(kBlockSize >= sizeof(magazine_detail::FreeBlock) && kMagazine > 0 && kMaxBatches > 0);
+
+  // A batch: kMagazine free blocks linked through their first word.
+  struct Depot {
+    ForkSafeMutex mutex;
+    magazine_detail::FreeBlock* batches[kMaxBatches] = {};  // guarded by mutex: fixed, so give() never allocates
+    size_t count = 0;                                      // guarded by mutex
+
+    magazine_detail::FreeBlock* take() {
+      std::lock_guard lock(mutex);
+      return count == 0 ? nullptr : batches[--count];
+    }
+    bool give(magazine_detail::FreeBlock* batch) noexcept {
+      std::lock_guard lock(mutex);
+      if (count >= kMaxBatches) return false;
+      batches[count++] = batch;
+      return true;
+    }
+  };
+  // Never destroyed (threads may free blocks during exit); made without allocating, so a
+  // free() that first touches it cannot fail.
+  static Depot& depot() noexcept { return immortal<Depot>(); }
+
+  struct Magazine {
+    magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
+    size_t count = 0;
+    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to the heap
+      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list(blocks);
+    }
+  };
+  // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
+  // could not be armed (no memory): then this thread uses the heap.
+  TETHER_HOT_TLS static inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
+  static void destroy_magazine() noexcept { t_magazine.destroy(); }
 };
+
+}  // namespace tether
+// ---- end of core/magazine_pool.h ----
+
+namespace tether {
+
+using CallPool = MagazinePool</*kBlockSize=*/112, /*kMagazine=*/64, /*kMaxBatches=*/64, Cleanup::CallPool>;
 
 }  // namespace tether
 // ---- end of core/call_pool.h ----
@@ -2402,77 +2656,6 @@ using Publish = uint64_t (*)(const std::shared_ptr<T>&);
 
 #define TETHER_CATCHES_FORCED_UNWIND __attribute__((no_sanitize("null")))
 // ---- end of core/forced_unwind.h ----
-// ---- core/fork_guard.h ----
-// fork_guard: what fork() leaves of the library in the child.
-//
-// POSIX lets a child of a multithreaded process do little before exec, and a library must
-// not be stricter than that. So: a child forked before the library made any object uses
-// it like any process. A child forked from a process with live objects gets
-// TETHER_E_FORKED from every handle of the parent's (nothing of the parent's is dropped,
-// joined or run there: the threads that owned it do not exist), and new objects it makes
-// work. How:
-//   - The fork epoch counts the forks between the process that loaded the library and
-//     this one. A handle (handle_table.h) and a task (task.h) remember the epoch they were
-//     made in; one from an earlier epoch is the parent's.
-//   - The library's global locks (fork_guard.cpp lists them, in lock order) are taken by
-//     the atfork prepare handler and released after the fork in parent and child, so no
-//     thread of the parent's holds one in the child.
-//   - The child handler resets what is per process and cannot be the parent's: the
-//     control thread (not running in the child: started afresh on first use), the count
-//     of unjoined threads, the membarrier registration; the C boundary's own handler
-//     leaves the forking thread's actor cache (capi/actor_cache.cpp).
-//   - A library thread that forked from a callback is, in the child, the only thread: when
-//     the callback returns there, it runs nothing more of the parent's work and ends
-//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
-
-#include <atomic>
-#include <cstdint>
-#include <mutex>
-
-namespace tether {
-
-namespace fork_detail {
-// Memory ordering: relaxed. Written only by the child handler, while the child has one
-// thread, before that thread makes any further call; threads made later start after it.
-extern std::atomic<uint32_t> g_epoch;
-}  // namespace fork_detail
-
-// fork_epoch: inline, it runs on every handle lookup.
-[[nodiscard]] inline uint32_t fork_epoch() noexcept { return fork_detail::g_epoch.load(std::memory_order_relaxed); }
-
-// ForkSafeMutex: a global mutex fork() leaves usable: locked by the prepare handler and
-// unlocked after the fork on both sides (fork_guard.cpp calls the three). In the child the
-// forking thread, its one thread, is the one that holds it (as glibc's malloc does it).
-class ForkSafeMutex {
- public:
-  void lock() { mutex_.lock(); }
-  void unlock() noexcept { mutex_.unlock(); }
-  bool try_lock() noexcept { return mutex_.try_lock(); }
-
-  void before_fork() { mutex_.lock(); }
-  void after_fork_in_parent() noexcept { mutex_.unlock(); }
-  void after_fork_in_child() noexcept { mutex_.unlock(); }
-
- private:
-  std::mutex mutex_;
-};
-
-}  // namespace tether
-// ---- end of core/fork_guard.h ----
-// ---- core/hot_tls.h ----
-// TETHER_HOT_TLS: thread-locals read on every call use the initial-exec TLS model, so a
-// read is one load instead of a __tls_get_addr call. libtether is linked, not dlopen'ed
-// late, by its users; glibc's static TLS surplus covers a late dlopen of these few bytes.
-// A hot thread-local read from other files is also declared constinit (extern constinit
-// thread_local ...): without it every reader outside the defining file calls through a
-// TLS init wrapper first (two instructions per read, ~14 per actor call on its thread).
-
-#if defined(__GNUC__) && defined(__ELF__)
-#define TETHER_HOT_TLS __attribute__((tls_model("initial-exec")))
-#else
-#define TETHER_HOT_TLS
-#endif
-// ---- end of core/hot_tls.h ----
 #include "tether/tether.h"
 
 namespace tether {
@@ -3669,182 +3852,6 @@ void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shar
 }
 
 }  // namespace tether
-// ==== core/call_pool.cpp ====
-
-#include <mutex>
-#include <new>
-
-// ---- core/thread_exit.h ----
-// thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
-// thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
-// glibc aborts the process when it cannot ("failed to register TLS destructor"), on
-// whatever thread first touches the variable — inside noexcept code, with no caller to
-// tell. Here the platform's one exit notice (platform::notify_at_thread_exit, a pthread
-// key on POSIX) carries every cleanup of a thread: arming it stores a pointer (no
-// allocation for the first 32 keys) and can fail softly.
-//
-// Order at a thread's end: every C++ thread_local destructor of the thread (the
-// application's), then these cleanups in Cleanup order, then the thread's exit notice
-// (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
-//
-// Thread safety: each function acts on the calling thread's own state only.
-
-#include <new>
-
-namespace tether {
-
-// Cleanup: what runs at a thread's end, in this order.
-enum class Cleanup { ActorCache, LastError, CallPool, kCount };
-
-// arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
-// that runs is allowed). False when it could not be armed (no memory): fn will not run,
-// and the caller must not keep state that needs it.
-[[nodiscard]] bool arm_cleanup(Cleanup which, void (*fn)() noexcept) noexcept;
-
-// set_exit_notice: fn(arg) runs after every cleanup, when this thread ends. False when it
-// could not be armed (the caller then gives the notice itself).
-[[nodiscard]] bool set_exit_notice(void (*fn)(void*) noexcept, void* arg) noexcept;
-
-// ThreadLocalSlot: storage for a T made on first use and destroyed by its cleanup. Being
-// trivially destructible itself, a thread_local of it registers nothing with the C++
-// runtime. get() returns null once destroyed, or when the cleanup could not be armed.
-template <class T, Cleanup Which>
-class ThreadLocalSlot {
- public:
-  T* get(void (*destroy)() noexcept) noexcept {
-    if (state_ == kLive) return ptr();
-    if (state_ != kEmpty || !arm_cleanup(Which, destroy)) return nullptr;
-    new (storage_) T();
-    state_ = kLive;
-    return ptr();
-  }
-  // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
-  // the application may call in after it).
-  void destroy() noexcept {
-    if (state_ != kLive) return;
-    state_ = kGone;
-    ptr()->~T();
-  }
-  [[nodiscard]] bool gone() const noexcept { return state_ == kGone; }
-
- private:
-  enum : unsigned char { kEmpty, kLive, kGone };
-  T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
-  alignas(T) unsigned char storage_[sizeof(T)];
-  unsigned char state_ = kEmpty;
-};
-
-}  // namespace tether
-// ---- end of core/thread_exit.h ----
-
-namespace tether {
-namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPooled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPooled = false;
-#else
-constexpr bool kPooled = true;
-#endif
-#else
-constexpr bool kPooled = true;
-#endif
-
-struct FreeSlot {
-  FreeSlot* next;
-};
-
-// A batch: kMagazine free slots linked through their first word.
-struct Depot {
-  static constexpr size_t kMaxBatches = 64;  // beyond this, full magazines go back to the heap
-  ForkSafeMutex mutex;
-  FreeSlot* batches[kMaxBatches] = {};  // guarded by mutex: a fixed array, so give() never allocates
-  size_t count = 0;                     // guarded by mutex
-
-  FreeSlot* take() {
-    std::lock_guard lock(mutex);
-    return count == 0 ? nullptr : batches[--count];
-  }
-  bool give(FreeSlot* batch) noexcept {
-    std::lock_guard lock(mutex);
-    if (count >= kMaxBatches) return false;
-    batches[count++] = batch;
-    return true;
-  }
-};
-
-// Never destroyed (threads may free slots during exit); made without allocating, so a
-// free() that first touches it cannot fail.
-Depot& depot() noexcept { return immortal<Depot>(); }
-
-void release_list(FreeSlot* list) noexcept {
-  while (list != nullptr) {
-    FreeSlot* next = list->next;
-    ::operator delete(list);
-    list = next;
-  }
-}
-
-struct Magazine {
-  FreeSlot* slots = nullptr;  // free slots of this thread
-  size_t count = 0;
-  ~Magazine() {  // the thread ends: its slots go to the depot, or back to the heap
-    if (slots != nullptr && !depot().give(slots)) release_list(slots);
-  }
-};
-// Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
-// could not be armed (no memory): then this thread uses the heap.
-TETHER_HOT_TLS thread_local ThreadLocalSlot<Magazine, Cleanup::CallPool> t_magazine;
-void destroy_magazine() noexcept { t_magazine.destroy(); }
-
-}  // namespace
-
-void CallPool::before_fork() { depot().mutex.before_fork(); }
-void CallPool::after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
-void CallPool::after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
-
-void* CallPool::allocate(size_t size) {
-  if (!kPooled || size > kSlotSize) return ::operator new(size);
-  Magazine* mp = t_magazine.get(&destroy_magazine);
-  if (mp == nullptr) return ::operator new(kSlotSize);
-  Magazine& m = *mp;
-  if (m.slots == nullptr) {
-    m.slots = depot().take();
-    m.count = m.slots != nullptr ? kMagazine : 0;
-    if (m.slots == nullptr) return ::operator new(kSlotSize);
-  }
-  FreeSlot* s = m.slots;
-  m.slots = s->next;
-  --m.count;
-  return s;
-}
-
-void CallPool::free(void* p) noexcept {
-  if (p == nullptr) return;
-  if (!kPooled) {
-    ::operator delete(p);
-    return;
-  }
-  Magazine* mp = t_magazine.get(&destroy_magazine);
-  if (mp == nullptr) {
-    ::operator delete(p);
-    return;
-  }
-  Magazine& m = *mp;
-  if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
-    if (!depot().give(m.slots)) release_list(m.slots);
-    m.slots = nullptr;
-    m.count = 0;
-  }
-  auto* s = static_cast<FreeSlot*>(p);
-  s->next = m.slots;
-  m.slots = s;
-  ++m.count;
-}
-
-}  // namespace tether
 // ==== core/call_ring.cpp ====
 
 #include <new>
@@ -4889,6 +4896,40 @@ void Executor::release_handle(bool wait) {
 // ==== core/fork_guard.cpp ====
 
 
+// ---- core/scope_pool.h ----
+// ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
+// calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
+// paths for every 480-byte scope (glibc's per-thread cache holds 7 chunks of a size). A
+// block holds the scope with its shared_ptr control block; Scope::pending asserts that it
+// fits. The scope is made by the caller and freed by whoever drops it last (the caller's
+// release, most often): the magazines carry blocks back either way.
+
+#include <cstddef>
+
+
+namespace tether {
+
+using ScopePool = MagazinePool</*kBlockSize=*/512, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+
+// PooledAllocator: a std allocator over Pool, for std::allocate_shared.
+template <class T, class Pool>
+struct PooledAllocator {
+  using value_type = T;
+  PooledAllocator() noexcept = default;
+  template <class U>
+  PooledAllocator(const PooledAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
+  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { Pool::free(p); }
+  template <class U>
+  struct rebind {
+    using other = PooledAllocator<U, Pool>;
+  };
+  template <class U>
+  bool operator==(const PooledAllocator<U, Pool>&) const noexcept { return true; }
+};
+
+}  // namespace tether
+// ---- end of core/scope_pool.h ----
 // ---- core/handle_table.h ----
 // HandleTable: maps the uint64_t ids of the C API to live objects.
 //
@@ -5023,7 +5064,7 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool depot's and the lane presences'
+// the graph hosts', the handle table's, the call and scope pool depots' and the lane presences'
 // free list's (leaves: nothing is locked under them). Each object is never destroyed, so
 // the handlers may run at any time.
 void prepare() {
@@ -5031,11 +5072,13 @@ void prepare() {
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  ScopePool::before_fork();
   LanePresence::before_fork();
 }
 
 void parent() {
   LanePresence::after_fork_in_parent();
+  ScopePool::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -5045,6 +5088,7 @@ void parent() {
 void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
+  ScopePool::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();
@@ -6216,7 +6260,9 @@ void Scope::reserve_errors_locked(size_t more_participants) {
 }
 
 std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
-  auto scope = std::make_shared<Scope>(std::move(options));
+  // A call's scope, with its control block, is one ScopePool block (see scope_pool.h).
+  static_assert(sizeof(Scope) + 32 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
+  auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the

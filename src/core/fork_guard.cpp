@@ -4,6 +4,7 @@
 
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
+#include "core/scope_pool.h"
 #include "core/control_thread.h"
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
@@ -18,7 +19,7 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool depot's and the lane presences'
+// the graph hosts', the handle table's, the call and scope pool depots' and the lane presences'
 // free list's (leaves: nothing is locked under them). Each object is never destroyed, so
 // the handlers may run at any time.
 void prepare() {
@@ -26,11 +27,13 @@ void prepare() {
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  ScopePool::before_fork();
   LanePresence::before_fork();
 }
 
 void parent() {
   LanePresence::after_fork_in_parent();
+  ScopePool::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -40,6 +43,7 @@ void parent() {
 void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
+  ScopePool::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/call_ledger.h"
+#include "core/scope_pool.h"
 #include "core/cpu_relax.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -71,7 +72,9 @@ void Scope::reserve_errors_locked(size_t more_participants) {
 }
 
 std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
-  auto scope = std::make_shared<Scope>(std::move(options));
+  // A call's scope, with its control block, is one ScopePool block (see scope_pool.h).
+  static_assert(sizeof(Scope) + 32 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
+  auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the

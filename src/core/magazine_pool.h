@@ -1,0 +1,141 @@
+// MagazinePool: fixed-size blocks that a steady stream of objects made on one thread and
+// freed on another reuses without touching the heap (Bonwick's magazine allocator, in
+// miniature). Each thread keeps a magazine of free blocks; a full magazine travels to a
+// small mutex-protected depot and an empty one is refilled from it: one lock per
+// kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
+// use-after-free stays detectable.
+//
+// The pools of the library: CallPool (core/call_pool.h) and ScopePool (core/scope_pool.h),
+// each an instantiation with its own size, depot, magazine and thread-exit cleanup.
+//
+// Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
+// magazines are thread-local. Blocks still pooled at exit are reachable, not leaked.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <new>
+
+#include "core/fork_guard.h"
+#include "core/hot_tls.h"
+#include "core/immortal.h"
+#include "core/thread_exit.h"
+
+namespace tether {
+
+namespace magazine_detail {
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kPooled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kPooled = false;
+#else
+inline constexpr bool kPooled = true;
+#endif
+#else
+inline constexpr bool kPooled = true;
+#endif
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+inline void release_list(FreeBlock* list) noexcept {
+  while (list != nullptr) {
+    FreeBlock* next = list->next;
+    ::operator delete(list);
+    list = next;
+  }
+}
+}  // namespace magazine_detail
+
+// kBlockSize: the size every block has (a request for more goes to the heap, and its block
+// may come back to the pool: it is large enough for any later request). kMaxBatches: full
+// magazines the depot keeps; beyond them, they go back to the heap.
+template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich>
+class MagazinePool {
+ public:
+  static constexpr size_t kSlotSize = kBlockSize;
+
+  [[nodiscard]] static void* allocate(size_t size) {
+    if (!magazine_detail::kPooled || size > kBlockSize) return ::operator new(size);
+    Magazine* mp = t_magazine.get(&destroy_magazine);
+    if (mp == nullptr) return ::operator new(kBlockSize);
+    Magazine& m = *mp;
+    if (m.blocks == nullptr) {
+      m.blocks = depot().take();
+      m.count = m.blocks != nullptr ? kMagazine : 0;
+      if (m.blocks == nullptr) return ::operator new(kBlockSize);
+    }
+    magazine_detail::FreeBlock* b = m.blocks;
+    m.blocks = b->next;
+    --m.count;
+    return b;
+  }
+
+  static void free(void* p) noexcept {
+    if (p == nullptr) return;
+    if (!magazine_detail::kPooled) {
+      ::operator delete(p);
+      return;
+    }
+    Magazine* mp = t_magazine.get(&destroy_magazine);
+    if (mp == nullptr) {
+      ::operator delete(p);
+      return;
+    }
+    Magazine& m = *mp;
+    if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
+      if (!depot().give(m.blocks)) magazine_detail::release_list(m.blocks);
+      m.blocks = nullptr;
+      m.count = 0;
+    }
+    auto* b = static_cast<magazine_detail::FreeBlock*>(p);
+    b->next = m.blocks;
+    m.blocks = b;
+    ++m.count;
+  }
+
+  // The fork handlers (fork_guard.cpp): the depot's lock.
+  static void before_fork() { depot().mutex.before_fork(); }
+  static void after_fork_in_parent() noexcept { depot().mutex.after_fork_in_parent(); }
+  static void after_fork_in_child() noexcept { depot().mutex.after_fork_in_child(); }
+
+ private:
+  static_assert(kBlockSize >= sizeof(magazine_detail::FreeBlock) && kMagazine > 0 && kMaxBatches > 0);
+
+  // A batch: kMagazine free blocks linked through their first word.
+  struct Depot {
+    ForkSafeMutex mutex;
+    magazine_detail::FreeBlock* batches[kMaxBatches] = {};  // guarded by mutex: fixed, so give() never allocates
+    size_t count = 0;                                      // guarded by mutex
+
+    magazine_detail::FreeBlock* take() {
+      std::lock_guard lock(mutex);
+      return count == 0 ? nullptr : batches[--count];
+    }
+    bool give(magazine_detail::FreeBlock* batch) noexcept {
+      std::lock_guard lock(mutex);
+      if (count >= kMaxBatches) return false;
+      batches[count++] = batch;
+      return true;
+    }
+  };
+  // Never destroyed (threads may free blocks during exit); made without allocating, so a
+  // free() that first touches it cannot fail.
+  static Depot& depot() noexcept { return immortal<Depot>(); }
+
+  struct Magazine {
+    magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
+    size_t count = 0;
+    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to the heap
+      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list(blocks);
+    }
+  };
+  // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
+  // could not be armed (no memory): then this thread uses the heap.
+  TETHER_HOT_TLS static inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
+  static void destroy_magazine() noexcept { t_magazine.destroy(); }
+};
+
+}  // namespace tether
