@@ -1087,7 +1087,7 @@ class ThreadLocalSlot {
  private:
   enum : unsigned char { kEmpty, kLive, kGone };
   T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
-  alignas(T) unsigned char storage_[sizeof(T)];
+  alignas(T) unsigned char storage_[sizeof(T)] = {};  // zeroed: constant-initialized, so no TLS init wrapper
   unsigned char state_ = kEmpty;
 };
 
@@ -1207,7 +1207,7 @@ class MagazinePool {
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
   // could not be armed (no memory): then this thread uses the heap.
-  TETHER_HOT_TLS static inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
+  TETHER_HOT_TLS static constinit inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
   static void destroy_magazine() noexcept { t_magazine.destroy(); }
 };
 

@@ -134,7 +134,7 @@ class MagazinePool {
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
   // could not be armed (no memory): then this thread uses the heap.
-  TETHER_HOT_TLS static inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
+  TETHER_HOT_TLS static constinit inline thread_local ThreadLocalSlot<Magazine, kWhich> t_magazine;
   static void destroy_magazine() noexcept { t_magazine.destroy(); }
 };
 

@@ -54,7 +54,7 @@ class ThreadLocalSlot {
  private:
   enum : unsigned char { kEmpty, kLive, kGone };
   T* ptr() noexcept { return reinterpret_cast<T*>(storage_); }
-  alignas(T) unsigned char storage_[sizeof(T)];
+  alignas(T) unsigned char storage_[sizeof(T)] = {};  // zeroed: constant-initialized, so no TLS init wrapper
   unsigned char state_ = kEmpty;
 };
 
