@@ -6551,7 +6551,7 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
   const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
   if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
-  thread_local uint32_t waits = 0;  // this thread's, for the probes
+  TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
   std::chrono::nanoseconds budget = kWaitSpin;
   if (partner != nullptr && kind == LanePresence::Spin::kWake) {
     budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
