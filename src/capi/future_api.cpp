@@ -137,7 +137,7 @@ TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn
 
 TETHER_API tether_status tether_future_release(tether_future f) {
   return guarded([&] {
-    take(f)->end_handle();
+    take(f)->end_future_handle();
     return TETHER_OK;
   });
 }

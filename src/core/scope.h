@@ -170,6 +170,16 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // end_handle: the caller's handle is gone; waiters on it return INVALID_HANDLE.
   void end_handle();
+  // end_future_handle: end_handle for a future's handle (nobody can join_all through it).
+  // Once the scope is terminal no wait on it parks any more (only join_all waits past the
+  // end, for nested threads), so it takes no lock then and wakes nobody.
+  void end_future_handle() {
+    if (state() >= TETHER_SUCCEEDED) {
+      handle_ended_.store(true, std::memory_order_release);
+    } else {
+      end_handle();
+    }
+  }
 
   // is_inside: the calling thread is one of this scope's threads, or the single thread
   // that must run this pending call.
@@ -226,7 +236,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
   bool cancel_requested_ = false;  // guarded by mutex_
-  std::atomic<bool> handle_ended_{false};  // written under mutex_; wait() reads it unlocked too
+  std::atomic<bool> handle_ended_{false};  // written under mutex_ (but by end_future_handle); wait() reads it unlocked too
   std::atomic<bool> result_taken_{false};  // see result_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
