@@ -4909,7 +4909,7 @@ void Executor::release_handle(bool wait) {
 // ---- core/scope_pool.h ----
 // ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
 // calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
-// paths for every 480-byte scope (glibc's per-thread cache holds 7 chunks of a size). A
+// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
 // block holds the scope with its shared_ptr control block; Scope::pending asserts that it
 // fits. The scope is made by the caller and freed by whoever drops it last (the caller's
 // release, most often): the magazines carry blocks back either way.
@@ -4919,7 +4919,7 @@ void Executor::release_handle(bool wait) {
 
 namespace tether {
 
-using ScopePool = MagazinePool</*kBlockSize=*/512, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
 
 // PooledAllocator: a std allocator over Pool, for std::allocate_shared.
 template <class T, class Pool>
@@ -6270,8 +6270,10 @@ void Scope::reserve_errors_locked(size_t more_participants) {
 }
 
 std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
-  // A call's scope, with its control block, is one ScopePool block (see scope_pool.h).
-  static_assert(sizeof(Scope) + 32 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
+  // A call's scope, with its control block (16 bytes in libstdc++: a vtable pointer and
+  // two counts), is one ScopePool block (see scope_pool.h); a larger one would still be
+  // served, from the heap.
+  static_assert(sizeof(Scope) + 16 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
   auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;

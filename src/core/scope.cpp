@@ -73,8 +73,10 @@ void Scope::reserve_errors_locked(size_t more_participants) {
 }
 
 std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
-  // A call's scope, with its control block, is one ScopePool block (see scope_pool.h).
-  static_assert(sizeof(Scope) + 32 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
+  // A call's scope, with its control block (16 bytes in libstdc++: a vtable pointer and
+  // two counts), is one ScopePool block (see scope_pool.h); a larger one would still be
+  // served, from the heap.
+  static_assert(sizeof(Scope) + 16 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
   auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;

@@ -1,6 +1,6 @@
 // ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
 // calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
-// paths for every 480-byte scope (glibc's per-thread cache holds 7 chunks of a size). A
+// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
 // block holds the scope with its shared_ptr control block; Scope::pending asserts that it
 // fits. The scope is made by the caller and freed by whoever drops it last (the caller's
 // release, most often): the magazines carry blocks back either way.
@@ -12,7 +12,7 @@
 
 namespace tether {
 
-using ScopePool = MagazinePool</*kBlockSize=*/512, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
 
 // PooledAllocator: a std allocator over Pool, for std::allocate_shared.
 template <class T, class Pool>
