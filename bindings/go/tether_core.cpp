@@ -6089,14 +6089,16 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       if (t == Take::kRetry) continue;
       return t == Take::kWork;
     }
-    const auto now = Deadline::Clock::now();
-    if (!deadline.forever() && now >= deadline.at()) return false;
     const int32_t cpu = current_cpu();
     const int64_t budget = idle_spin_budget(cpu);
-    auto spin_until = Deadline::saturating_after(now, budget);
-    if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
-    SpinWait spin;  // C1
-    while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+    if (budget > 0 || !deadline.forever()) {  // no clock to read for a consumer that parks at once
+      const auto now = Deadline::Clock::now();
+      if (!deadline.forever() && now >= deadline.at()) return false;
+      auto spin_until = Deadline::saturating_after(now, budget);
+      if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
+      SpinWait spin;  // C1
+      while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+    }
     const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
     if (budget > 0) {
       idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
