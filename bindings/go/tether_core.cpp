@@ -6598,7 +6598,8 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   }
   if (partner == nullptr) return;
   if (kind == LanePresence::Spin::kWake) {
-    partner->wake_spin_succeeded(std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start).count());
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    partner->wake_spin_succeeded(took.count());
   } else {
     partner->wait_spin_succeeded();
   }

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "core/call_ledger.h"
-#include "core/scope_pool.h"
 #include "core/cpu_relax.h"
 #include "core/hot_tls.h"
+#include "core/scope_pool.h"
 #include "core/status_error.h"
 #include "core/task.h"
 #include "core/thread_role.h"
@@ -399,7 +399,8 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   }
   if (partner == nullptr) return;
   if (kind == LanePresence::Spin::kWake) {
-    partner->wake_spin_succeeded(std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start).count());
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    partner->wake_spin_succeeded(took.count());
   } else {
     partner->wait_spin_succeeded();
   }
