@@ -1840,19 +1840,20 @@ class Inbox {
 // woken on the waiter's own CPU. A waiter whose consumer is being woken on ANOTHER CPU
 // spins through the wake-up (the wake budget, up to kWakeSpinMaxNs): the answer then
 // comes one wake-up after the call instead of two, as the waiter needs no wake-up of its
-// own. Otherwise it spins on pauses alone, never yielding (the
-// consumer is on another CPU: a yield would not help it, and on a loaded machine hands
-// this CPU to another process for a time slice). A consumer whose last partner is on its
-// own CPU parks at once: two actors handing a compiled graph's steps to each other on one
-// CPU would otherwise each spin away the time slice the other needs to answer (measured
-// 2026-12-03, bench/compare's graph rows, all on one CPU: a step of a 32-node chain
-// 6.89 us before pushers counted as partners and the execution's future had one, the
-// graph A -> B 30.5 us per execution against 14.3 us for the same two calls chained). Otherwise each spins within an adaptive budget that doubles when a spin succeeds
-// and halves when it times out, between the bounds below: a lane whose calls come back
-// within a spin keeps spinning; one whose calls take long (a slow method, a caller that
-// goes quiet) spins little. A budget at its floor could stay there for good when answers
-// take just longer than the floor, so every kProbeEvery-th spin uses the full budget (a
-// probe): its success grows the budget again.
+// own. Otherwise it spins on pauses alone, never yielding (the consumer is on another
+// CPU: a yield would not help it, and on a loaded machine hands this CPU to another
+// process for a time slice). A consumer whose last partner is on its own CPU parks at
+// once: two actors handing a compiled graph's steps to each other on one CPU would
+// otherwise each spin away the time slice the other needs to answer (measured 2026-12-03,
+// bench/compare's graph rows, all on one CPU: a step of a 32-node chain 6.89 us before
+// pushers counted as partners and the execution's future had one, the graph A -> B 30.5
+// us per execution against 14.3 us for the same two calls chained). Otherwise each spins
+// within an adaptive budget that doubles when a spin succeeds and halves when it times
+// out, between the bounds below: a lane whose calls come back within a spin keeps
+// spinning; one whose calls take long (a slow method, a caller that goes quiet) spins
+// little. A budget at its floor could stay there for good when answers take just longer
+// than the floor, so every kProbeEvery-th spin uses the full budget (a probe): its success
+// grows the budget again.
 //
 // Figures that chose the constants (2 vCPUs shared with other work, bench/compare):
 //   kWaitSpinMaxNs 10 us: a cross-CPU call answers in 1.3-3 us back to back, and the
@@ -2530,7 +2531,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
   bool cancel_requested_ = false;  // guarded by mutex_
-  std::atomic<bool> handle_ended_{false};  // written under mutex_ (but by end_future_handle); wait() reads it unlocked too
+  // handle_ended_: written under mutex_, or unlocked by end_future_handle once terminal;
+  // wait() reads it unlocked too.
+  std::atomic<bool> handle_ended_{false};
   std::atomic<bool> result_taken_{false};  // see result_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first

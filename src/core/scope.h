@@ -236,7 +236,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
   bool cancel_requested_ = false;  // guarded by mutex_
-  std::atomic<bool> handle_ended_{false};  // written under mutex_ (but by end_future_handle); wait() reads it unlocked too
+  // handle_ended_: written under mutex_, or unlocked by end_future_handle once terminal;
+  // wait() reads it unlocked too.
+  std::atomic<bool> handle_ended_{false};
   std::atomic<bool> result_taken_{false};  // see result_
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first

@@ -21,19 +21,20 @@
 // woken on the waiter's own CPU. A waiter whose consumer is being woken on ANOTHER CPU
 // spins through the wake-up (the wake budget, up to kWakeSpinMaxNs): the answer then
 // comes one wake-up after the call instead of two, as the waiter needs no wake-up of its
-// own. Otherwise it spins on pauses alone, never yielding (the
-// consumer is on another CPU: a yield would not help it, and on a loaded machine hands
-// this CPU to another process for a time slice). A consumer whose last partner is on its
-// own CPU parks at once: two actors handing a compiled graph's steps to each other on one
-// CPU would otherwise each spin away the time slice the other needs to answer (measured
-// 2026-12-03, bench/compare's graph rows, all on one CPU: a step of a 32-node chain
-// 6.89 us before pushers counted as partners and the execution's future had one, the
-// graph A -> B 30.5 us per execution against 14.3 us for the same two calls chained). Otherwise each spins within an adaptive budget that doubles when a spin succeeds
-// and halves when it times out, between the bounds below: a lane whose calls come back
-// within a spin keeps spinning; one whose calls take long (a slow method, a caller that
-// goes quiet) spins little. A budget at its floor could stay there for good when answers
-// take just longer than the floor, so every kProbeEvery-th spin uses the full budget (a
-// probe): its success grows the budget again.
+// own. Otherwise it spins on pauses alone, never yielding (the consumer is on another
+// CPU: a yield would not help it, and on a loaded machine hands this CPU to another
+// process for a time slice). A consumer whose last partner is on its own CPU parks at
+// once: two actors handing a compiled graph's steps to each other on one CPU would
+// otherwise each spin away the time slice the other needs to answer (measured 2026-12-03,
+// bench/compare's graph rows, all on one CPU: a step of a 32-node chain 6.89 us before
+// pushers counted as partners and the execution's future had one, the graph A -> B 30.5
+// us per execution against 14.3 us for the same two calls chained). Otherwise each spins
+// within an adaptive budget that doubles when a spin succeeds and halves when it times
+// out, between the bounds below: a lane whose calls come back within a spin keeps
+// spinning; one whose calls take long (a slow method, a caller that goes quiet) spins
+// little. A budget at its floor could stay there for good when answers take just longer
+// than the floor, so every kProbeEvery-th spin uses the full budget (a probe): its success
+// grows the budget again.
 //
 // Figures that chose the constants (2 vCPUs shared with other work, bench/compare):
 //   kWaitSpinMaxNs 10 us: a cross-CPU call answers in 1.3-3 us back to back, and the
