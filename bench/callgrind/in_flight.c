@@ -2,31 +2,18 @@
  * (bench/README.md, target 5): R rounds of 1,024 calls with a future each to one actor,
  * then every answer waited for, taken and released. scripts/callgrind.sh runs it under
  * callgrind, on one CPU, for two R and prints the difference per call. */
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "answer_actor.h"
 #include "tether/tether.h"
 
 enum { kInFlight = 1024 };
-
-static tether_status ctor(tether_task *t, void *arg, void **out) {
-  static long state;
-  (void)t;
-  (void)arg;
-  *out = &state;
-  return TETHER_OK;
-}
-
-static tether_status add_one(tether_task *t, void *state, void *arg) {
-  (void)state;
-  return tether_task_set_result(t, (void *)((long)arg + 1), NULL);
-}
 
 int main(int argc, char **argv) {
   const long rounds = argc > 1 ? atol(argv[1]) : 10;
   static tether_future fs[kInFlight];
   tether_actor a;
-  if (tether_actor_create(NULL, ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
+  if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
   for (long r = 0; r < rounds; ++r) {
     for (long i = 0; i < kInFlight; ++i) {
       if (tether_actor_call(a, NULL, add_one, (void *)i, NULL, &fs[i]) != TETHER_OK) return 1;

@@ -2,30 +2,17 @@
  * (bench/README.md): N round trips to one actor whose method answers arg + 1 through
  * tether_task_set_result, each with tether_actor_call, tether_future_wait,
  * tether_future_take_result and tether_future_release, as a user writes them.
- * scripts/callgrind.sh runs it under callgrind, on one CPU (so no thread spins: the counts
- * do not depend on timing), for two N and prints the difference per round trip. */
-#include <stdio.h>
+ * scripts/callgrind.sh runs it under callgrind, on one CPU (so no thread spins), for two N
+ * and prints the difference per round trip. */
 #include <stdlib.h>
 
+#include "answer_actor.h"
 #include "tether/tether.h"
-
-static tether_status ctor(tether_task *t, void *arg, void **out) {
-  static long state;
-  (void)t;
-  (void)arg;
-  *out = &state;
-  return TETHER_OK;
-}
-
-static tether_status add_one(tether_task *t, void *state, void *arg) {
-  (void)state;
-  return tether_task_set_result(t, (void *)((long)arg + 1), NULL);
-}
 
 int main(int argc, char **argv) {
   const long n = argc > 1 ? atol(argv[1]) : 10000;
   tether_actor a;
-  if (tether_actor_create(NULL, ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
+  if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
   for (long i = 0; i < n; ++i) {
     tether_future f;
     void *out = NULL;
