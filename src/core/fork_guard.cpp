@@ -4,10 +4,10 @@
 
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
-#include "core/scope_pool.h"
 #include "core/control_thread.h"
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
+#include "core/scope_pool.h"
 #include "core/spin_policy.h"
 #include "core/thread_group.h"
 
