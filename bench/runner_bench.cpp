@@ -10,6 +10,11 @@
 //                              join that was already blocked. Manual time: only the window
 //                              from the failure's timestamp to join's return is measured;
 //                              thread creation and teardown stay outside it.
+//   BM_Floor_FutexWakeToReturn the kernel's floor under NestedFailureToJoin: the same
+//                              window around nothing but a raw futex word: a thread
+//                              asleep in FUTEX_WAIT, another stores the word, stamps and
+//                              calls FUTEX_WAKE. No scope can report a failure to a
+//                              joiner asleep in the kernel faster than this.
 //
 // bench/README.md explains how to run them and holds the measured figures.
 
@@ -20,6 +25,8 @@
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -390,6 +397,33 @@ void BM_Baseline_NestedFailureToJoin(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_Baseline_NestedFailureToJoin)->UseManualTime()->Iterations(kFailureIterations);
+
+long Futex(std::atomic<uint32_t> *word, int op, uint32_t value) {
+  return ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), op | FUTEX_PRIVATE_FLAG, value, nullptr,
+                   nullptr, 0);
+}
+
+void BM_Floor_FutexWakeToReturn(benchmark::State &state) {
+  const pid_t self = ::gettid();
+  LatencyRecorder latencies(state);
+  for (auto _ : state) {
+    FailureRendezvous rv;
+    rv.joiner_tid = self;
+    std::atomic<uint32_t> word{0};
+    std::thread waker([&] {
+      rv.SignalReady();
+      rv.WaitGoThenStamp();
+      word.store(1, std::memory_order_release);
+      Futex(&word, FUTEX_WAKE, 1);
+    });
+    rv.WaitReady();
+    rv.SignalGo();
+    while (word.load(std::memory_order_acquire) == 0) Futex(&word, FUTEX_WAIT, 0);
+    latencies.Record(rv);  // t1 - t0, t1 taken first thing
+    waker.join();
+  }
+}
+BENCHMARK(BM_Floor_FutexWakeToReturn)->UseManualTime()->Iterations(kFailureIterations);
 
 }  // namespace
 

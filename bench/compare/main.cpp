@@ -8,11 +8,21 @@
 // then the targets, judged from these same medians; then the scale rows.
 //
 //   tether_compare [--reps N] [--ms N] [--idle-calls N] [--seed N] [--only TEXT]
-//                  [--no-scale] [--out FILE.md] [--dat FILE.dat]
+//                  [--no-scale] [--load N] [--out FILE.md] [--dat FILE.dat]
+//
+// --load N runs N busy-looping processes (unpinned, normal priority) for the whole run:
+// the loaded machine of the targets ("unpinned under load"), made on purpose
+// instead of waited for. They die with the run (PR_SET_PDEATHSIG, then SIGKILL).
 //
 // --dat writes tether's round-trip ratios (rows: peers; columns: placements) for
 // bench/compare/chart.gp. scripts/bench.sh runs it all and draws the chart.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +52,7 @@ struct Options {
   unsigned seed = std::random_device{}();
   std::string only;
   bool scale = true;
+  int load = 0;
   std::string out, dat;
 };
 
@@ -66,6 +77,8 @@ Options parse(int argc, char** argv) {
       o.seed = static_cast<unsigned>(std::strtoul(value().c_str(), nullptr, 10));
     } else if (a == "--only") {
       o.only = value();
+    } else if (a == "--load") {
+      o.load = std::clamp(std::atoi(value().c_str()), 0, 64);
     } else if (a == "--no-scale") {
       o.scale = false;
     } else if (a == "--out") {
@@ -251,8 +264,38 @@ void write_dat(const std::string& path, const Results& r, const std::vector<Peer
   }
 }
 
+// Load: N busy processes, forked before any thread of this one exists; killed on scope exit.
+class Load {
+ public:
+  explicit Load(int n) {
+    for (int i = 0; i < n; ++i) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        volatile uint64_t spins = 0;
+        for (;;) spins = spins + 1;
+      }
+      if (pid < 0) {
+        std::perror("compare: fork for --load");
+        std::exit(1);
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~Load() {
+    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  }
+  Load(const Load&) = delete;
+  Load& operator=(const Load&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
 int run(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  const Load load(o.load);
   std::vector<PeerKind> kinds;
   add_floor_peers(kinds);
   add_std_peers(kinds);
@@ -292,7 +335,10 @@ int run(int argc, char** argv) {
 
   std::string md = "## tether and its peers, one run\n\n" + std::to_string(usable_cpus()) + " CPUs; seed " +
                    std::to_string(o.seed) + "; each sample " + std::to_string(o.sample_ms) + " ms (after idle: " +
-                   std::to_string(o.idle_calls) + " calls).\n\n" + tables(results, kinds, o.reps);
+                   std::to_string(o.idle_calls) + " calls)" +
+                   (o.load > 0 ? "; under load: " + std::to_string(o.load) + " busy-looping processes beside the run"
+                               : "") +
+                   ".\n\n" + tables(results, kinds, o.reps);
   GraphStepReport graph;
   const bool graphs = o.only.empty() || std::string("compiled graph").find(o.only) != std::string::npos;
   if (graphs) {
