@@ -46,13 +46,13 @@ class Actor::CtorCall : public Call {
       actor_.state_ptr_ = state;
       actor_.life_.store(Life::Alive, std::memory_order_release);
     }
-    for (Group& g : actor_.groups_) g.lane->open();
+    for (Group& g : actor_.groups()) g.lane->open();
     actor_.settle_when_done(nested.get());
   }
 
   void cancel() noexcept override {  // stopped with CANCEL before it ran: never constructed
     arg_.reset();
-    for (Group& g : actor_.groups_) g.lane->open();
+    for (Group& g : actor_.groups()) g.lane->open();
     actor_.settle();
   }
 
@@ -158,7 +158,7 @@ class Actor::MethodCall : public Call {
 // pool slot (a pool slot is for calls that come and go).
 class Actor::DtorCall : public Call {
  public:
-  explicit DtorCall(Actor& actor) : Call(nullptr), actor_(actor) {}
+  DtorCall(Actor& actor, tether_dtor_fn dtor) : Call(nullptr), actor_(actor), dtor_(dtor) {}
   static void* operator new(size_t size) { return ::operator new(size); }
   static void operator delete(void* p) noexcept { ::operator delete(p); }
 
@@ -168,10 +168,10 @@ class Actor::DtorCall : public Call {
  private:
   void finish() noexcept {
     // On the default thread, after the constructor call: life_ is final and ours to read.
-    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && actor_.dtor_ != nullptr) {
-      actor_.dtor_(actor_.state_ptr_);
+    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && dtor_ != nullptr) {
+      dtor_(actor_.state_ptr_);
     }
-    for (Group& g : actor_.groups_) g.lane->close();
+    for (Group& g : actor_.groups()) g.lane->close();
     // The actor leaves its executor before anyone hears it stopped, so a release of the
     // executor's handle that follows the actor's release finds itself the last user.
     actor_.executor_->drop_user(/*wait=*/false);
@@ -186,17 +186,20 @@ class Actor::DtorCall : public Call {
   }
 
   Actor& actor_;
+  tether_dtor_fn dtor_;
 };
 
 Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity) : name_(std::move(name)), ledger_(mailbox_capacity) {}
 
 Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
 
+static_assert(sizeof(CallLedger) == 3 * 64, "the ledger's three lines (call_ledger.h)");
+static_assert(sizeof(Actor) == 4 * 64 + sizeof(CallLedger), "an actor's four lines and its ledger's (actor.h)");
+
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
   const Options& o = options;
   auto actor = std::make_shared<Actor>(CreateKey(), o.name, o.mailbox_capacity);  // one allocation with its count
-  actor->dtor_ = dtor;
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -212,33 +215,36 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
 
   // Undo for a failing create: close what was started and join it, so nothing is left.
   auto undo = [&] {
-    for (Group& g : actor->groups_) g.lane->close();
+    for (Group& g : actor->groups()) g.lane->close();
     actor->group_threads_.join_all();
     actor->executor_->drop_user(/*wait=*/true);
   };
   std::unique_ptr<CtorCall> ctor_call;
   try {
+    if (!o.groups.empty()) {
+      actor->groups_ = std::make_unique<std::vector<Group>>();
+      actor->groups_->reserve(o.groups.size());
+    }
     for (const GroupSpec& spec : o.groups) {
       Lane::Options lane;
       lane.name = o.name + "/" + spec.name;
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
-      actor->groups_.push_back(Group{spec.name, Lane::make(std::move(lane))});
-      actor->groups_.back().lane->start(*actor->group_threads_.get(), actor);
+      actor->groups_->push_back(Group{spec.name, Lane::make(std::move(lane))});
+      actor->groups_->back().lane->start(*actor->group_threads_.get(), actor);
     }
-    actor->dtor_call_ = std::make_unique<DtorCall>(*actor);  // made now: the end never lacks memory
+    actor->dtor_call_ = std::make_unique<DtorCall>(*actor, dtor);  // made now: the end never lacks memory
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
-    actor->handle_ = publish(actor);
-    actor->origin_ = TaskOrigin{&actor->cancel_, actor->handle_, &actor->group_threads_};
+    actor->origin_ = TaskOrigin{&actor->cancel_, publish(actor), &actor->group_threads_};
   } catch (...) {
     undo();
     throw;
   }
   actor->accept();  // the constructor is a call too
   actor->default_lane_->push(ctor_call.release());
-  return actor->handle_;
+  return actor->origin_.actor;
 }
 
 std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
@@ -292,7 +298,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
         scope_options.spin_partner = lane->presence();
       }
       scope_options.owner_stop = &cancel_;
-      scope_options.actor = handle_;
+      scope_options.actor = origin_.actor;
       scope_options.spin_wait = true;
       scope_options.threads = &group_threads_;
       scope_options.ledger = &ledger_;
@@ -312,7 +318,7 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
 
 Lane& Actor::lane(const char* group) const {
   if (group == nullptr) return *default_lane_;
-  for (const Group& g : groups_) {
+  for (const Group& g : groups()) {
     if (g.name == group) return *g.lane;
   }
   throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
@@ -398,7 +404,7 @@ void Actor::start_stop(bool cancel) {
   }
   if (cancel_now) {
     default_lane_->cancel_queued_of(this);
-    for (Group& g : groups_) g.lane->cancel_queued_of(this);
+    for (Group& g : groups()) g.lane->cancel_queued_of(this);
     // Only now are the running methods asked to stop: one that returned at once would
     // otherwise free its lane to start a queued call the cancel had not reached yet.
     cancel_.store(true, std::memory_order_release);
@@ -415,11 +421,11 @@ void Actor::start_stop(bool cancel) {
 
 bool Actor::is_inside() const noexcept {
   if (default_lane_->is_inside()) return true;
-  for (const Group& g : groups_) {
+  for (const Group& g : groups()) {
     if (g.lane->is_inside()) return true;
   }
   const Task* task = Task::current();
-  return task != nullptr && task->origin().actor == handle_;
+  return task != nullptr && task->origin().actor == origin_.actor;
 }
 
 int32_t Actor::stop(int32_t mode, Deadline deadline) {

@@ -71,13 +71,18 @@ void CallLedger::end_handle() noexcept {
   room_.notify_all();
 }
 
-void CallLedger::fire_and_forget_failed(ErrorPtr e) {
+void CallLedger::fire_and_forget_failed(ErrorPtr e) noexcept {
   {
     std::lock_guard lock(mutex_);
-    if (errors_.size() < kKeptErrors) {
-      errors_.push_back(std::move(e));
-    } else {
-      errors_dropped_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      if (!kept_) kept_ = std::make_unique<KeptErrors>();
+      if (kept_->errors.size() < kKeptErrors) {
+        kept_->errors.push_back(std::move(e));
+      } else {
+        ++kept_->dropped;
+      }
+    } catch (const std::bad_alloc&) {  // counted as failed below; dropped if it could not be kept
+      if (kept_) ++kept_->dropped;
     }
   }
   failed();  // after the error is kept: a reader that sees the count finds the error
@@ -113,18 +118,23 @@ uint64_t CallLedger::fast_admitted() const noexcept {
 
 ErrorPtr CallLedger::kept_error(size_t i) const {
   std::lock_guard lock(mutex_);
-  return i < errors_.size() ? errors_[i] : nullptr;
+  return kept_ && i < kept_->errors.size() ? kept_->errors[i] : nullptr;
 }
 
 CallStats CallLedger::stats() const noexcept {
   CallStats s;
   const uint64_t fast_left = fast_left_.load(std::memory_order_acquire);  // before the admissions
-  s.queued = queued() + fast_admitted() - fast_left;
+  uint64_t fast_admitted = 0;
+  {
+    std::lock_guard lock(mutex_);
+    fast_admitted = fast_admitted_locked();
+    s.errors_dropped = kept_ ? kept_->dropped : 0;
+  }
+  s.queued = queued() + fast_admitted - fast_left;
   s.completed = completed_.load(std::memory_order_relaxed) + fast_completed_.load(std::memory_order_relaxed);
   s.failed = failed_.load(std::memory_order_relaxed);
   s.cancelled = cancelled_.load(std::memory_order_relaxed);
   s.rejected = rejected_.load(std::memory_order_relaxed);
-  s.errors_dropped = errors_dropped_.load(std::memory_order_relaxed);
   return s;
 }
 
