@@ -237,7 +237,9 @@ std::string targets(const Results& r, const GraphStepReport* g, const ScaleRepor
           "execution " + duration(g->pair_same_ns) + " / chained " + duration(g->chained_same_ns));
   }
   if (s != nullptr) {
-    t.row("7. RSS per actor (bytes / 512)", s->tether_rss / 512, 1.0, num("%.0f B", s->tether_rss));
+    t.row("7. RSS per actor, made (bytes / 512)", s->tether_rss_made / 512, 1.0, num("%.0f B", s->tether_rss_made));
+    t.row("7. RSS per actor, after one call to each (bytes / 512)", s->tether_rss / 512, 1.0,
+          num("%.0f B", s->tether_rss));
     t.row("7. create per actor (/ 0.4 us)", s->tether_create_ns / 400, 1.0, duration(s->tether_create_ns));
     t.row("7. one call to each (/ 0.3 us)", s->tether_call_ns / 300, 1.0, duration(s->tether_call_ns));
     t.row("8. idle actor, share of a CPU (/ 1 %)", s->idle_one_cpu / 0.01, 1.0, num("%.3f %%", s->idle_one_cpu * 100));

@@ -7,7 +7,7 @@ namespace compare {
 
 struct ScaleReport {
   std::string markdown;  // the tables
-  double tether_rss = 0, tether_create_ns = 0, tether_call_ns = 0;
+  double tether_rss_made = 0, tether_rss = 0, tether_create_ns = 0, tether_call_ns = 0;
   double park_plain_ns = 0, park_ring_ns = 0;
   double idle_one_cpu = 0, idle_1000_cpu = 0;  // CPU seconds per second, the whole process
 };
