@@ -24,7 +24,14 @@
 // before the comparison: none slips in after the destructor is queued. General calls
 // order this with seq_cst operations; fast calls (and the fast settle, which checks
 // stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before end_ reaches kFenced; no comparison is made before that. The
+// stop makes before end_ reaches kFenced; no comparison is made before that. That fence
+// (a membarrier system call, which interrupts every running thread of the process) is
+// made only when a fast sender was ever opened: open_sender stores fast_opened_ and then
+// loads stopped_, the stop stores stopped_ and then loads fast_opened_ (a seq_cst Dekker
+// pair), so either the stop sees the sender and fences, or the opening sees the stop and
+// gives no sender (its calls take the general path, which refuses them). An actor called
+// only with futures (100,000 of them, released together) then makes no system call for
+// it. The
 // settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
@@ -928,6 +935,7 @@ class LazyThreadGroup {
 // same Dekker pair; say which one where it is used.
 
 #include <atomic>
+#include <cstdint>
 
 namespace tether {
 
@@ -950,6 +958,10 @@ inline void light_fence() noexcept {
 
 // heavy_fence: the cold side; a system call (a few microseconds) when membarrier is used.
 void heavy_fence() noexcept;
+
+// heavy_fences_made: how many heavy_fence() calls the process has made (relaxed: for the
+// tests that check which paths make none).
+[[nodiscard]] uint64_t heavy_fences_made() noexcept;
 
 }  // namespace tether
 // ---- end of core/asymmetric_fence.h ----
@@ -2928,7 +2940,8 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
   }
   // open_sender: a sender for the calling thread, or null when the fast path does not
-  // apply (a bounded mailbox, several threads on the default lane, no ring free).
+  // apply (a bounded mailbox, several threads on the default lane, no ring free, the
+  // actor stopping).
   // Throws std::bad_alloc.
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
@@ -2999,6 +3012,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_
   bool handle_ended_ = false;        // guarded by mutex_
+  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   mutable std::mutex mutex_;
   CallLedger ledger_;  // its lines: callers', execution threads', slow paths'
 };
@@ -3517,7 +3531,9 @@ void Actor::start_stop(bool cancel) {
     cancel_.store(true, std::memory_order_release);
   }
   if (first) {
-    heavy_fence();  // pairs with the light_fence of fast calls and fast settles
+    // Pairs with the light_fence of fast calls and fast settles; none was ever made when
+    // no sender was opened (the Dekker pair with open_sender: actor.h).
+    if (fast_opened_.load(std::memory_order_seq_cst)) heavy_fence();
     {
       std::lock_guard lock(mutex_);
       end_ = End::kFenced;  // from kStopping: only this first stop moves it on
@@ -3586,6 +3602,10 @@ namespace tether {
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
   if (ledger_.capacity() != 0 || default_lane_->thread_count() != 1) return nullptr;
+  // The Dekker pair with start_stop (actor.h): the stop fences for this sender's calls, or
+  // this sees the stop.
+  if (!fast_opened_.load(std::memory_order_seq_cst)) fast_opened_.store(true, std::memory_order_seq_cst);
+  if (stopped_.load(std::memory_order_seq_cst)) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {
@@ -3723,7 +3743,14 @@ void full_fence() noexcept {
 
 }  // namespace fence_detail
 
+namespace {
+std::atomic<uint64_t> g_heavy_fences{0};
+}  // namespace
+
+uint64_t heavy_fences_made() noexcept { return g_heavy_fences.load(std::memory_order_relaxed); }
+
 void heavy_fence() noexcept {
+  g_heavy_fences.fetch_add(1, std::memory_order_relaxed);
   fence_detail::full_fence();
   if (fence_detail::g_membarrier && platform::process_barrier()) return;
   // Without the process barrier the hot side uses full fences itself: this one is enough.

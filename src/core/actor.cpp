@@ -410,7 +410,9 @@ void Actor::start_stop(bool cancel) {
     cancel_.store(true, std::memory_order_release);
   }
   if (first) {
-    heavy_fence();  // pairs with the light_fence of fast calls and fast settles
+    // Pairs with the light_fence of fast calls and fast settles; none was ever made when
+    // no sender was opened (the Dekker pair with open_sender: actor.h).
+    if (fast_opened_.load(std::memory_order_seq_cst)) heavy_fence();
     {
       std::lock_guard lock(mutex_);
       end_ = End::kFenced;  // from kStopping: only this first stop moves it on

@@ -16,7 +16,14 @@
 // before the comparison: none slips in after the destructor is queued. General calls
 // order this with seq_cst operations; fast calls (and the fast settle, which checks
 // stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before end_ reaches kFenced; no comparison is made before that. The
+// stop makes before end_ reaches kFenced; no comparison is made before that. That fence
+// (a membarrier system call, which interrupts every running thread of the process) is
+// made only when a fast sender was ever opened: open_sender stores fast_opened_ and then
+// loads stopped_, the stop stores stopped_ and then loads fast_opened_ (a seq_cst Dekker
+// pair), so either the stop sees the sender and fences, or the opening sees the stop and
+// gives no sender (its calls take the general path, which refuses them). An actor called
+// only with futures (100,000 of them, released together) then makes no system call for
+// it. The
 // settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
@@ -169,7 +176,8 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
     return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
   }
   // open_sender: a sender for the calling thread, or null when the fast path does not
-  // apply (a bounded mailbox, several threads on the default lane, no ring free).
+  // apply (a bounded mailbox, several threads on the default lane, no ring free, the
+  // actor stopping).
   // Throws std::bad_alloc.
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
@@ -240,6 +248,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   End end_ = End::kRunning;          // guarded by mutex_: see the class comment
   bool cancel_started_ = false;      // guarded by mutex_
   bool handle_ended_ = false;        // guarded by mutex_
+  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   mutable std::mutex mutex_;
   CallLedger ledger_;  // its lines: callers', execution threads', slow paths'
 };

@@ -16,6 +16,10 @@ namespace tether {
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
   if (ledger_.capacity() != 0 || default_lane_->thread_count() != 1) return nullptr;
+  // The Dekker pair with start_stop (actor.h): the stop fences for this sender's calls, or
+  // this sees the stop.
+  if (!fast_opened_.load(std::memory_order_seq_cst)) fast_opened_.store(true, std::memory_order_seq_cst);
+  if (stopped_.load(std::memory_order_seq_cst)) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {

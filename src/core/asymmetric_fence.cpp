@@ -36,7 +36,14 @@ void full_fence() noexcept {
 
 }  // namespace fence_detail
 
+namespace {
+std::atomic<uint64_t> g_heavy_fences{0};
+}  // namespace
+
+uint64_t heavy_fences_made() noexcept { return g_heavy_fences.load(std::memory_order_relaxed); }
+
 void heavy_fence() noexcept {
+  g_heavy_fences.fetch_add(1, std::memory_order_relaxed);
   fence_detail::full_fence();
   if (fence_detail::g_membarrier && platform::process_barrier()) return;
   // Without the process barrier the hot side uses full fences itself: this one is enough.

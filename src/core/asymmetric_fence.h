@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace tether {
 
@@ -42,5 +43,9 @@ inline void light_fence() noexcept {
 
 // heavy_fence: the cold side; a system call (a few microseconds) when membarrier is used.
 void heavy_fence() noexcept;
+
+// heavy_fences_made: how many heavy_fence() calls the process has made (relaxed: for the
+// tests that check which paths make none).
+[[nodiscard]] uint64_t heavy_fences_made() noexcept;
 
 }  // namespace tether
