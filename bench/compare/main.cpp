@@ -364,4 +364,7 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace compare
 
-int main(int argc, char** argv) { return compare::run(argc, argv); }
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--many-child") return compare::many_child(argv[2]);  // scale.cpp
+  return compare::run(argc, argv);
+}

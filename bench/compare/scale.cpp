@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,27 @@ double one_idle_actor_cpu() {
   return cpu;
 }
 
+// in_fresh_process: runs `tether_compare --many-child WHO` (many_child below) and reads its
+// result: each 100,000-actor sample in a process of its own, so the RSS it grows is its
+// own and not what the heap kept from the samples before it (a CAF sample after tether's
+// reused tether's freed pages and showed ~130 B an actor).
+ManyResult in_fresh_process(const char* who) {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) std::abort();
+  exe[n] = '\0';
+  const std::string command = std::string("'") + exe + "' --many-child " + who;
+  FILE* child = ::popen(command.c_str(), "r");
+  if (child == nullptr) std::abort();
+  ManyResult r;
+  const int got = std::fscanf(child, "%lf %lf %lf %lf", &r.rss_made, &r.rss_per_actor, &r.create_ns, &r.call_ns);
+  if (::pclose(child) != 0 || got != 4) {
+    std::fprintf(stderr, "compare: the %s sample's process failed\n", who);
+    std::exit(1);
+  }
+  return r;
+}
+
 template <class F>
 std::vector<decltype(std::declval<F>()())> repeat(int reps, F f) {
   std::vector<decltype(f())> out;
@@ -229,17 +251,17 @@ ScaleReport scale_report(int reps) {
   ScaleReport out;
   std::string& md = out.markdown;
   md += "### 100,000 actors on 2 executor threads (median of " + std::to_string(reps) +
-        "; RSS: the largest growth of the " + std::to_string(reps) + ")\n\n";
+        ", each sample in a new process; RSS: the largest growth of the " + std::to_string(reps) + ")\n\n";
   md += "| | RSS per actor, made | RSS per actor, after one call to each | create, per actor | one call to each, "
         "per call |\n|---|---|---|---|---|\n";
-  const auto t = repeat(reps, tether_many);
+  const auto t = repeat(reps, [] { return in_fresh_process("tether"); });
   md += many_row("tether actors on 2 shared executors", t);
   out.tether_rss_made = most(t, &ManyResult::rss_made);
   out.tether_rss = most(t, &ManyResult::rss_per_actor);
   out.tether_create_ns = med(t, &ManyResult::create_ns);
   out.tether_call_ns = med(t, &ManyResult::call_ns);
 #ifdef COMPARE_HAVE_CAF
-  md += many_row("CAF event-based actors, scheduler of 2 threads", repeat(reps, caf_many));
+  md += many_row("CAF event-based actors, scheduler of 2 threads", repeat(reps, [] { return in_fresh_process("caf"); }));
 #endif
   md += "\n### 1,000 actors, each on its own thread, parking and waking (median of " + std::to_string(reps) + ")\n\n";
   md += "| | per call (each actor parked) | caller CPU/s | other CPU/s | whole process idle, after |\n";
@@ -259,6 +281,22 @@ ScaleReport scale_report(int reps) {
   md += "\nOne idle actor on its own executor, after its spin window: " + fmt("%.3f %% of a CPU", out.idle_one_cpu * 100) +
         " (the whole process).\n";
   return out;
+}
+
+int many_child(const std::string& who) {
+  ManyResult r;
+  if (who == "tether") {
+    r = tether_many();
+#ifdef COMPARE_HAVE_CAF
+  } else if (who == "caf") {
+    r = caf_many();
+#endif
+  } else {
+    std::fprintf(stderr, "compare: --many-child %s: unknown\n", who.c_str());
+    return 2;
+  }
+  std::printf("%.1f %.1f %.1f %.1f\n", r.rss_made, r.rss_per_actor, r.create_ns, r.call_ns);
+  return 0;
 }
 
 }  // namespace compare

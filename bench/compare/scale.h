@@ -15,4 +15,8 @@ struct ScaleReport {
 // scale_report: runs every scale row reps times.
 ScaleReport scale_report(int reps);
 
+// many_child: the body of `tether_compare --many-child WHO` (tether, caf): one 100,000-actor
+// sample in this new process, printed as "rss_made rss create_ns call_ns". Returns the exit status.
+int many_child(const std::string& who);
+
 }  // namespace compare
