@@ -857,6 +857,48 @@ class LazyThreadGroup {
 #include <mutex>
 #include <string>
 
+// ---- core/cpu_relax.h ----
+// cpu_relax: the pause a spin loop makes between two looks at shared state.
+
+#include <thread>
+
+namespace tether {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// SpinWait: the spin phase of spin-then-park. It pauses for the first microseconds, then
+// yields the CPU on every turn: when the thread it waits for shares this core (a loaded
+// machine), spinning without yielding would keep that thread off the core until the
+// spin ends. Each turn is ONE pause, so the caller looks at what it waits for after
+// every pause: a pause takes 26 ns on this project's AMD EPYC VMs (~40 ns on Intel
+// since Skylake), and a turn of 32 pauses, as before, made every hand-over wait ~0.4 us
+// on average (0.8 us at worst) after it had happened.
+class SpinWait {
+ public:
+  void once() noexcept {
+    if (turns_ < kPauseTurns) {
+      ++turns_;
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr int kPauseTurns = 2048;  // 2048 pauses: ~50 us here before it yields
+  int turns_ = 0;
+};
+
+}  // namespace tether
+// ---- end of core/cpu_relax.h ----
 // ---- core/inbox.h ----
 // Inbox: the calls queued for a lane, and how its consumer takes them. A Lane (lane.h)
 // owns one and adds the threads and the parking; everything about the queue itself is
@@ -2121,6 +2163,14 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // link: it was given the CPU; try again), kNothing (go on to C1, the spin).
   enum class Take { kWork, kClosed, kRetry, kNothing };
   Take take(Work& w);
+  // wait_for_link: between two kRetry takes. A producer that runs finishes its push within
+  // nanoseconds: pause (SpinWait: ~50 us of pauses, then yields). One that shares this CPU
+  // (producer_here) cannot finish until this thread lets it: yield at once. Never a yield
+  // first on a loaded machine: there a yield hands the CPU to another process for its
+  // time slice (measured 2026-12-04, two busy processes beside a caller with 1,024 calls
+  // in flight to an actor on the other CPU: ~3 yields a burst, each burst ~4 ms, 3.9 us
+  // a call; the quiet machine's 0.3 us).
+  static void wait_for_link(SpinWait& spin, bool producer_here) noexcept;
   // try_pop: the inbox's, once the lane is open.
   bool try_pop(Work& w) { return open_.load(std::memory_order_acquire) && inbox_.try_pop(w); }
   void execute(Work& w) noexcept { Inbox::run(w, *this); }
@@ -5402,48 +5452,6 @@ void GraphHosts::uninstall(const Lane& lane, uint64_t graph) noexcept {
 
 #include <string>
 
-// ---- core/cpu_relax.h ----
-// cpu_relax: the pause a spin loop makes between two looks at shared state.
-
-#include <thread>
-
-namespace tether {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#else
-  std::this_thread::yield();
-#endif
-}
-
-// SpinWait: the spin phase of spin-then-park. It pauses for the first microseconds, then
-// yields the CPU on every turn: when the thread it waits for shares this core (a loaded
-// machine), spinning without yielding would keep that thread off the core until the
-// spin ends. Each turn is ONE pause, so the caller looks at what it waits for after
-// every pause: a pause takes 26 ns on this project's AMD EPYC VMs (~40 ns on Intel
-// since Skylake), and a turn of 32 pauses, as before, made every hand-over wait ~0.4 us
-// on average (0.8 us at worst) after it had happened.
-class SpinWait {
- public:
-  void once() noexcept {
-    if (turns_ < kPauseTurns) {
-      ++turns_;
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-
- private:
-  static constexpr int kPauseTurns = 2048;  // 2048 pauses: ~50 us here before it yields
-  int turns_ = 0;
-};
-
-}  // namespace tether
-// ---- end of core/cpu_relax.h ----
 #include "tether/tether.h"
 
 namespace tether {
@@ -6095,11 +6103,16 @@ void Lane::close() {
 Lane::Take Lane::take(Work& w) {
   if (try_pop(w)) return Take::kWork;
   if (closed_and_empty()) return Take::kClosed;
-  if (work_ready()) {
-    std::this_thread::yield();
-    return Take::kRetry;
-  }
+  if (work_ready()) return Take::kRetry;
   return Take::kNothing;
+}
+
+void Lane::wait_for_link(SpinWait& spin, bool producer_here) noexcept {
+  if (producer_here) {
+    std::this_thread::yield();  // it cannot finish while this thread holds its CPU
+  } else {
+    spin.once();
+  }
 }
 
 void Lane::drain_here() {
@@ -6155,9 +6168,14 @@ void PinnedLane::wake_parked() noexcept {
 
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
   // C1..C6 follow the state table in pinned_lane.h.
+  SpinWait link;  // kRetry: a producer between its exchange and its link
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
-      if (t == Take::kRetry) continue;
+      if (t == Take::kRetry) {
+        const int32_t cpu = current_cpu();
+        wait_for_link(link, cpu >= 0 && presence_->partner_cpu() == cpu);
+        continue;
+      }
       return t == Take::kWork;
     }
     const int32_t cpu = current_cpu();
@@ -6252,9 +6270,13 @@ void SharedLane::wake_parked() noexcept {
 
 bool SharedLane::next(Work& w) {
   // C1..C8 follow the state table in shared_lane.h.
+  SpinWait link;  // kRetry: a producer between its exchange and its link
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
-      if (t == Take::kRetry) continue;
+      if (t == Take::kRetry) {
+        wait_for_link(link, /*producer_here=*/false);  // no presence here: SpinWait yields after its pauses
+        continue;
+      }
       return t == Take::kWork;
     }
     const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);

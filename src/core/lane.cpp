@@ -107,11 +107,16 @@ void Lane::close() {
 Lane::Take Lane::take(Work& w) {
   if (try_pop(w)) return Take::kWork;
   if (closed_and_empty()) return Take::kClosed;
-  if (work_ready()) {
-    std::this_thread::yield();
-    return Take::kRetry;
-  }
+  if (work_ready()) return Take::kRetry;
   return Take::kNothing;
+}
+
+void Lane::wait_for_link(SpinWait& spin, bool producer_here) noexcept {
+  if (producer_here) {
+    std::this_thread::yield();  // it cannot finish while this thread holds its CPU
+  } else {
+    spin.once();
+  }
 }
 
 void Lane::drain_here() {

@@ -49,9 +49,14 @@ void PinnedLane::wake_parked() noexcept {
 
 bool PinnedLane::next(Work& w, const Deadline& deadline) {
   // C1..C6 follow the state table in pinned_lane.h.
+  SpinWait link;  // kRetry: a producer between its exchange and its link
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
-      if (t == Take::kRetry) continue;
+      if (t == Take::kRetry) {
+        const int32_t cpu = current_cpu();
+        wait_for_link(link, cpu >= 0 && presence_->partner_cpu() == cpu);
+        continue;
+      }
       return t == Take::kWork;
     }
     const int32_t cpu = current_cpu();

@@ -25,9 +25,13 @@ void SharedLane::wake_parked() noexcept {
 
 bool SharedLane::next(Work& w) {
   // C1..C8 follow the state table in shared_lane.h.
+  SpinWait link;  // kRetry: a producer between its exchange and its link
   for (;;) {
     if (const Take t = take(w); t != Take::kNothing) {
-      if (t == Take::kRetry) continue;
+      if (t == Take::kRetry) {
+        wait_for_link(link, /*producer_here=*/false);  // no presence here: SpinWait yields after its pauses
+        continue;
+      }
       return t == Take::kWork;
     }
     const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
