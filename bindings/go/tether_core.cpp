@@ -1603,7 +1603,6 @@ inline void chaos_point() noexcept {}
 // serialises its pushes under its own push_mutex_ to keep the ordering marks: inbox.h.)
 
 #include <atomic>
-#include <thread>
 
 
 namespace tether {
@@ -1640,11 +1639,14 @@ class Mailbox {
   }
 
   // ConsumerToken: holds the consumer side for its lifetime (a short spin, never held
-  // across user code).
+  // across user code). A waiter pauses before it yields (SpinWait): the holder, running,
+  // lets go within nanoseconds, and on a loaded machine a yield gives the CPU away for a
+  // time slice (lane.h: wait_for_link).
   class ConsumerToken {
    public:
     explicit ConsumerToken(Mailbox& m) noexcept : m_(m) {
-      while (m_.token_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+      SpinWait spin;
+      while (m_.token_.test_and_set(std::memory_order_acquire)) spin.once();
     }
     ~ConsumerToken() { m_.token_.clear(std::memory_order_release); }
     ConsumerToken(const ConsumerToken&) = delete;

@@ -13,9 +13,9 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
 
 #include "core/chaos.h"
+#include "core/cpu_relax.h"
 #include "core/source_marks.h"
 
 namespace tether {
@@ -52,11 +52,14 @@ class Mailbox {
   }
 
   // ConsumerToken: holds the consumer side for its lifetime (a short spin, never held
-  // across user code).
+  // across user code). A waiter pauses before it yields (SpinWait): the holder, running,
+  // lets go within nanoseconds, and on a loaded machine a yield gives the CPU away for a
+  // time slice (lane.h: wait_for_link).
   class ConsumerToken {
    public:
     explicit ConsumerToken(Mailbox& m) noexcept : m_(m) {
-      while (m_.token_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+      SpinWait spin;
+      while (m_.token_.test_and_set(std::memory_order_acquire)) spin.once();
     }
     ~ConsumerToken() { m_.token_.clear(std::memory_order_release); }
     ConsumerToken(const ConsumerToken&) = delete;
