@@ -2162,7 +2162,7 @@ class Lane : public std::enable_shared_from_this<Lane> {
   void wake_one() noexcept;
   // take: what both kinds' next() does first: kWork (w holds it), kClosed (closed and
   // empty: the consumer may leave), kRetry (a producer is between its exchange and its
-  // link: it was given the CPU; try again), kNothing (go on to C1, the spin).
+  // link: wait_for_link, then try again), kNothing (go on to C1, the spin).
   enum class Take { kWork, kClosed, kRetry, kNothing };
   Take take(Work& w);
   // wait_for_link: between two kRetry takes. A producer that runs finishes its push within
