@@ -789,7 +789,8 @@ class LazyThreadGroup {
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
-//   C3 full fence (heavy_fence if rings)        count, then light_fence)
+//   C3 full fence (heavy_fence if a ring is     count, then light_fence)
+//      leased now)
 //   C4 work, closed or opened?  -> go to C6  P2 load sleepers_; 0: done, no syscall
 //   C5 park_while(sleepers_ == 1)            P3 full fence, then exchange(sleepers_, 0);
 //   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
@@ -805,8 +806,17 @@ class LazyThreadGroup {
 // since it saw an EARLIER announcement), P3's fence orders P1 before C2's fence, so C4 saw
 // X. If P3 found 0, the producer that cleared it, or the consumer in C6, is in one of
 // these same cases. C4 looks at the rings only once one is counted (Inbox::anything_queued
-// reads the count seq_cst, as C3 does): a ring counted after that read has its producers'
-// seq_cst load of sleepers_ (P2) come after C2 in that order, so they see the announcement.
+// reads the count seq_cst): a ring counted after that read has its producers' seq_cst load
+// of sleepers_ (P2) come after C2 in that order, so they see the announcement. C3's fence
+// is heavy only while a ring is leased (Inbox::leases_live, read seq_cst after C2): a
+// producer publishes through a ring with a light fence only while it holds the lease, so
+// with none leased there is no light-fenced publication to order. A lease taken after
+// that read counts itself (seq_cst) before its first publication, so its P2 load comes
+// after C2 and sees the announcement; a lease that ended before it was counted down
+// (release) after its last publication, which C4 therefore sees. (Measured 2026-12-04,
+// 1,000 actors on their own threads called round robin, each parking between calls: a
+// heavy fence on every park of a lane with a ring cost 27-34 us a call against 15-17
+// without; the callers keep 4 senders, so most of those rings were leased by nobody.)
 // (The version with a mutex and a condition variable needed one more check, that sleepers_
 // was still 1 once locked, to close the same window a delayed producer's early clear
 // opens; the kernel's compare closes it here. It also cost a system call more per park, as
@@ -923,6 +933,9 @@ class SpinWait {
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
+//   - leases_ counts the rings leased now: incremented (seq_cst) after a lease is taken
+//     and before anything is published through it, decremented (release) after the
+//     holder's last publication. A consumer about to park reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -1790,7 +1803,10 @@ class Inbox {
   // free (or there are several consumers). The caller alone appends to it until
   // end_lease. Throws std::bad_alloc.
   [[nodiscard]] CallRing* lease_ring();
-  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  void end_lease(CallRing& ring) noexcept {
+    ring.end_lease();
+    leases_.fetch_sub(1, std::memory_order_release);  // after the holder's last publication
+  }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
@@ -1807,9 +1823,12 @@ class Inbox {
     chaos_point();
     light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
-  // rings_made: how many rings exist (seq_cst: a consumer about to park decides on it
-  // whether producers publish with light fences, see pinned_lane.h's C3).
+  // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
+  // leases_live: how many rings are leased now (seq_cst: a consumer about to park decides
+  // on it whether a producer may be publishing with a light fence, see pinned_lane.h's C3;
+  // and, reading 0, it sees every publication of a lease that ended).
+  [[nodiscard]] uint32_t leases_live() const noexcept { return leases_.load(std::memory_order_seq_cst); }
 
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
@@ -1881,6 +1900,7 @@ class Inbox {
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made
+  std::atomic<uint32_t> leases_{0};                  // rings leased now (see Invariants)
   alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
 
   // Consumer state (see Invariants).
@@ -2213,7 +2233,7 @@ class PinnedLane final : public Lane {
 
   // lease_ring / end_lease: the inbox's (inbox.h).
   [[nodiscard]] CallRing* lease_ring() { return inbox_.lease_ring(); }
-  static void end_lease(CallRing& ring) noexcept { Inbox::end_lease(ring); }
+  void end_lease(CallRing& ring) noexcept { inbox_.end_lease(ring); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
@@ -3666,14 +3686,14 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
     ledger_.add_tally(&sender->tally);
     return sender;
   } catch (...) {
-    PinnedLane::end_lease(*ring);
+    default_lane_->end_lease(*ring);
     throw;
   }
 }
 
 void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   ledger_.remove_tally(&sender->tally);  // what it admitted stays counted
-  PinnedLane::end_lease(*sender->ring);
+  default_lane_->end_lease(*sender->ring);
 }
 
 bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
@@ -5717,7 +5737,10 @@ CallRing* Inbox::lease_ring() {
         ring_count_.fetch_sub(1, std::memory_order_relaxed);  // another thread's ring is there
       }
     }
-    if (r->try_lease()) return r;
+    if (r->try_lease()) {
+      leases_.fetch_add(1, std::memory_order_seq_cst);  // before the holder publishes: pinned_lane.h, C3
+      return r;
+    }
   }
   return nullptr;
 }
@@ -6199,10 +6222,10 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
-    // C3. A ring producer reads sleepers_ after only a light fence: make it a full one. A
-    // ring made after this load counts itself first (lease_ring), and its producers'
-    // seq_cst load of sleepers_ then sees ours.
-    if (inbox_.rings_made() != 0) {
+    // C3. A ring's lease holder reads sleepers_ after only a light fence: make it a full
+    // one while a ring is leased. A lease taken after this load counts itself first
+    // (lease_ring), and its holder's seq_cst load of sleepers_ then sees ours.
+    if (inbox_.leases_live() != 0) {
       heavy_fence();
     } else {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)

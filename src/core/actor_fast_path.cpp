@@ -28,14 +28,14 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
     ledger_.add_tally(&sender->tally);
     return sender;
   } catch (...) {
-    PinnedLane::end_lease(*ring);
+    default_lane_->end_lease(*ring);
     throw;
   }
 }
 
 void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   ledger_.remove_tally(&sender->tally);  // what it admitted stays counted
-  PinnedLane::end_lease(*sender->ring);
+  default_lane_->end_lease(*sender->ring);
 }
 
 bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {

@@ -102,7 +102,10 @@ CallRing* Inbox::lease_ring() {
         ring_count_.fetch_sub(1, std::memory_order_relaxed);  // another thread's ring is there
       }
     }
-    if (r->try_lease()) return r;
+    if (r->try_lease()) {
+      leases_.fetch_add(1, std::memory_order_seq_cst);  // before the holder publishes: pinned_lane.h, C3
+      return r;
+    }
   }
   return nullptr;
 }

@@ -21,6 +21,9 @@
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
+//   - leases_ counts the rings leased now: incremented (seq_cst) after a lease is taken
+//     and before anything is published through it, decremented (release) after the
+//     holder's last publication. A consumer about to park reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -139,7 +142,10 @@ class Inbox {
   // free (or there are several consumers). The caller alone appends to it until
   // end_lease. Throws std::bad_alloc.
   [[nodiscard]] CallRing* lease_ring();
-  static void end_lease(CallRing& ring) noexcept { ring.end_lease(); }
+  void end_lease(CallRing& ring) noexcept {
+    ring.end_lease();
+    leases_.fetch_sub(1, std::memory_order_release);  // after the holder's last publication
+  }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
@@ -156,9 +162,12 @@ class Inbox {
     chaos_point();
     light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
-  // rings_made: how many rings exist (seq_cst: a consumer about to park decides on it
-  // whether producers publish with light fences, see pinned_lane.h's C3).
+  // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
+  // leases_live: how many rings are leased now (seq_cst: a consumer about to park decides
+  // on it whether a producer may be publishing with a light fence, see pinned_lane.h's C3;
+  // and, reading 0, it sees every publication of a lease that ended).
+  [[nodiscard]] uint32_t leases_live() const noexcept { return leases_.load(std::memory_order_seq_cst); }
 
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
@@ -230,6 +239,7 @@ class Inbox {
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made
+  std::atomic<uint32_t> leases_{0};                  // rings leased now (see Invariants)
   alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
 
   // Consumer state (see Invariants).

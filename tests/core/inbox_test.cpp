@@ -65,7 +65,7 @@ TEST(Inbox, RingCallsAndMailboxPushesOfOneThreadKeepProgramOrder) {
   }
   ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == n; }));
   EXPECT_EQ(iota_ids(0, n), log.ran_ids());
-  Inbox::end_lease(*ring);
+  inbox.end_lease(*ring);
   inbox.cancel_everything();
 }
 
@@ -95,7 +95,7 @@ void run_producers(size_t producers, size_t per, Log& log, size_t& leased) {
             }
           }
         }
-        if (ring != nullptr) Inbox::end_lease(*ring);
+        if (ring != nullptr) inbox.end_lease(*ring);
         done.add();
       });
     }
@@ -161,7 +161,7 @@ TEST(Inbox, CancelQueuedOfCancelsExactlyTheOwnersCalls) {
   EXPECT_EQ(0u, log.runs.load()) << "a cancel runs nothing";
   ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == n; }));
   EXPECT_EQ(of_b, log.ran_ids()) << "the others run, in order";
-  Inbox::end_lease(*ring);
+  inbox.end_lease(*ring);
   inbox.cancel_everything();
 }
 
@@ -191,7 +191,7 @@ TEST(Inbox, CancelAllQueuedCancelsEveryQueuedCall) {
   ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(1, 0)));
   ASSERT_TRUE(consume_until(inbox, [&] { return log.runs.load() == 1; }));
   EXPECT_EQ(std::vector<uint64_t>{id_of(1, 0)}, log.ran_ids());
-  Inbox::end_lease(*ring);
+  inbox.end_lease(*ring);
   inbox.cancel_everything();
 }
 
@@ -222,7 +222,7 @@ TEST(Inbox, CancelRacingTheConsumerAcrossBlockEdgesFinishesEachCallOnce) {
             break;
           }
         }
-        Inbox::end_lease(*ring);
+        inbox.end_lease(*ring);
       }
       pushed.store(true);
     });
@@ -259,7 +259,7 @@ TEST(Inbox, EndedLeaseIsLeasedAgainByAnotherThread) {
   ASSERT_NE(nullptr, first);
   const size_t n = CallRing::kBlockEntries;  // the second producer starts mid-block
   for (size_t i = 0; i < n; ++i) ASSERT_TRUE(push_fast(inbox, *first, target, id_of(0, i)));
-  Inbox::end_lease(*first);
+  inbox.end_lease(*first);
   CallRing* second = nullptr;
   {
     Threads threads;
@@ -273,7 +273,7 @@ TEST(Inbox, EndedLeaseIsLeasedAgainByAnotherThread) {
           ADD_FAILURE() << "no memory for a ring block";
         }
       }
-      Inbox::end_lease(*second);
+      inbox.end_lease(*second);
     });
   }
   EXPECT_EQ(first, second) << "the freed ring is leased again (no new ring made)";
@@ -299,7 +299,7 @@ TEST(Inbox, CancelEverythingRunsNoCall) {
       ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, i)));
     }
   }
-  Inbox::end_lease(*ring);
+  inbox.end_lease(*ring);
   inbox.cancel_everything();
   EXPECT_EQ(0u, log.runs.load());
   std::vector<uint64_t> cancelled = log.cancelled_ids();
