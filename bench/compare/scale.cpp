@@ -7,9 +7,11 @@
 //   1,000 actors each parking and waking, each on a thread of its own: a caller calls
 //     them round robin, so each has parked (its spin window passed) before its next call.
 //     Once without and once with a fire-and-forget call to each first: that call gives
-//     the actor's lane a ring, and a lane with a ring makes a heavy fence (a membarrier
-//     system call, which interrupts every running thread of the process) whenever it
-//     parks. The difference is what those fences cost.
+//     the actor's lane a ring, leased by the caller's sender while the caller keeps it
+//     (its 4 most recent actors), and a lane parks with a heavy fence (a membarrier
+//     system call, which interrupts every running thread of the process) while one of its
+//     rings is leased. The difference is what rings cost a lane: those fences, and the
+//     sources a consumer with rings visits.
 //   Idle: the CPU of the whole process while it does nothing, once the spin windows are
 //     over: one idle actor, then 1,000.
 #include "scale.h"
@@ -268,7 +270,7 @@ ScaleReport scale_report(int reps) {
   md += "|---|---|---|---|---|\n";
   for (bool rings : {false, true}) {
     const auto v = repeat(reps, [rings] { return parking(rings); });
-    md += std::string("| ") + (rings ? "with a ring each (heavy fence on every park)" : "mailbox only (no fence)") +
+    md += std::string("| ") + (rings ? "with a ring each (leased by nobody but the caller's last 4)" : "mailbox only (no fence)") +
           " | " + fmt("%.2f us", med(v, &ParkResult::call_ns) / 1000) + " | " + fmt("%.2f", med(v, &ParkResult::caller_cpu)) +
           " | " + fmt("%.2f", med(v, &ParkResult::other_cpu)) + " | " + fmt("%.2f %% of a CPU", med(v, &ParkResult::idle_cpu) * 100) +
           " |\n";
