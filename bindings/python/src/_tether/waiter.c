@@ -1,8 +1,10 @@
 /* waiter.c — the semaphore a thread sleeps on while it waits for a future.
  *
- * result() does not sleep inside tether_future_wait: that wait spins first, yielding the
- * CPU in a loop, which on a loaded machine hands the CPU to other processes for whole time
- * slices (bench/README.md of the library measured the cost). Instead the waiter sleeps on
+ * result() does not sleep inside tether_future_wait: when this was written that wait spun
+ * first, yielding the CPU in a loop, which on a loaded machine hands the CPU to other
+ * processes for whole time slices (bench/README.md of the library measured the cost; the
+ * wait now pauses instead, and only while the actor's thread runs on another CPU). The
+ * waiter sleeps on
  * its own semaphore and the future's on_done notice posts it: the same two futex hand-offs
  * as a ThreadPoolExecutor round trip.
  *
