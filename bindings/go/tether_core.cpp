@@ -415,8 +415,9 @@ class CallLedger {
   void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
   void failed() noexcept { failed_.fetch_add(1, std::memory_order_relaxed); }
   void cancelled() noexcept { cancelled_.fetch_add(1, std::memory_order_relaxed); }
-  // fire_and_forget_failed: counts it and keeps e among the first 64 (counted as dropped
-  // when there is no memory to keep it).
+  // fire_and_forget_failed: counts it and keeps e among the first 64. With no memory to
+  // keep it, it is counted as dropped, unless even the list of kept errors could not be
+  // made: then only the failure count shows it.
   void fire_and_forget_failed(ErrorPtr e) noexcept;
 
   // Tally: one producer thread's fast calls admitted (written by that thread only).
@@ -3912,7 +3913,7 @@ void CallLedger::fire_and_forget_failed(ErrorPtr e) noexcept {
       } else {
         ++kept_->dropped;
       }
-    } catch (const std::bad_alloc&) {  // counted as failed below; dropped if it could not be kept
+    } catch (const std::bad_alloc&) {  // counted as failed below; as dropped where there is a list
       if (kept_) ++kept_->dropped;
     }
   }

@@ -81,7 +81,7 @@ void CallLedger::fire_and_forget_failed(ErrorPtr e) noexcept {
       } else {
         ++kept_->dropped;
       }
-    } catch (const std::bad_alloc&) {  // counted as failed below; dropped if it could not be kept
+    } catch (const std::bad_alloc&) {  // counted as failed below; as dropped where there is a list
       if (kept_) ++kept_->dropped;
     }
   }
