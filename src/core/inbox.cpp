@@ -112,8 +112,8 @@ CallRing* Inbox::lease_ring() {
 
 bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
-  // No ring counted, no ring entry. Read seq_cst as rings_made() is at the park (C3): a
-  // ring counted after this load has its producer see the consumer's announcement.
+  // No ring counted, no ring entry. Read seq_cst: a ring counted after this load has its
+  // producer's seq_cst load of sleepers_ (P2) see the consumer's announcement (C2).
   if (!has_rings_ || ring_count_.load(std::memory_order_seq_cst) == 0) return false;
   for (size_t s = 0; s < kLaneRings; ++s) {
     if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
