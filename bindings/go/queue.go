@@ -50,6 +50,15 @@ type callQueue struct {
 	// closing is set once closed is. Both are written under mu.
 	waiting atomic.Int32
 	closing atomic.Bool
+	// Where the two sides of a spin run (-1: unknown, or not spinning): the lingering
+	// drain's CPU, and the CPU of the last caller that spun waiting for one of its calls.
+	// Hints only: a side yields its CPU in a spin only when the other shares it. A yield
+	// on a CPU shared with another process hands it over for a whole time slice (measured
+	// 2026-12-04, two busy processes beside BenchmarkRoundTrip: ~3 ms a round trip across
+	// CPUs while both spins yielded every 64 turns), and a spinner on another CPU than the
+	// one it waits for cannot help that one by yielding.
+	drainCPU  atomic.Int32
+	waiterCPU atomic.Int32
 
 	mu        sync.Mutex
 	items     []queued
@@ -92,6 +101,8 @@ type queued interface {
 func newCallQueue(capacity int, linger time.Duration, submit func(q *callQueue) C.tether_status,
 	dropErr func() error) *callQueue {
 	q := &callQueue{capacity: capacity, linger: linger, dropErr: dropErr}
+	q.drainCPU.Store(-1)
+	q.waiterCPU.Store(-1)
 	q.handle = newHandle(q)
 	q.submit = func() C.tether_status { return submit(q) }
 	return q
@@ -213,6 +224,9 @@ func (q *callQueue) lingerForCalls() bool {
 	if q.linger <= 0 {
 		return false
 	}
+	cpu := int32(C.tgo_cpu())
+	q.drainCPU.Store(cpu)
+	defer q.drainCPU.Store(-1)
 	var end time.Time
 	for i := 0; ; i++ {
 		if n := q.waiting.Load(); n > 0 {
@@ -229,7 +243,9 @@ func (q *callQueue) lingerForCalls() bool {
 			} else if now.After(end) {
 				return false
 			}
-			C.tgo_yield() // a thread waiting for this CPU (a caller pinned to it) runs first
+			if cpu < 0 || q.waiterCPU.Load() == cpu {
+				C.tgo_yield() // a caller waiting on this CPU (or CPU unknown) runs first
+			}
 		}
 	}
 }

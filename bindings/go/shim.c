@@ -1,5 +1,6 @@
 // shim.c — see shim.h. Each trampoline only converts `void *` to uintptr_t and calls the
 // Go side (callbacks.go), which recovers every panic: none reaches the library's frames.
+#define _GNU_SOURCE  /* sched_getcpu */
 #include "shim.h"
 
 #include <sched.h>
@@ -178,6 +179,14 @@ tether_status tgo_executor_drain(tether_executor e, uintptr_t q) {
 }
 
 void tgo_yield(void) { sched_yield(); }
+
+int tgo_cpu(void) {
+#ifdef __linux__
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
 
 long tgo_tid(void) {
   static _Thread_local long tid;

@@ -46,6 +46,8 @@ tether_status tgo_actor_drain(tether_actor a, uintptr_t q);
 tether_status tgo_executor_drain(tether_executor e, uintptr_t q);
 /* sched_yield: a lingering drain lets a thread waiting for its CPU run. */
 void tgo_yield(void);
+/* The CPU the calling thread runs on now (sched_getcpu; -1 if unknown). */
+int tgo_cpu(void);
 /* The calling thread's OS id (gettid), cached per thread. */
 long tgo_tid(void);
 
