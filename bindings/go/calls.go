@@ -61,12 +61,13 @@ func (c *futureCall[T]) fireAndForget() bool { return false }
 
 func (c *futureCall[T]) run(t *C.tether_task, state any) error {
 	if !c.st.CompareAndSwap(int32(Pending), int32(Running)) {
-		return errCancelled // settled by Cancel before it started
+		c.q.ran.count(errCancelled) // settled by Cancel before it started
+		return errCancelled
 	}
 	if !c.scoped {
 		var v T
 		err := runGuarded(t, func() (err error) { v, err = c.fn(nil, state); return err })
-		return c.settle(v, err)
+		return c.settle(v, err, true)
 	}
 	// A scoped call ends when its func and every nested thread it started have returned;
 	// the first error of any of them is its error.
@@ -88,17 +89,18 @@ func (c *futureCall[T]) run(t *C.tether_task, state any) error {
 	cs.exit(err)
 	select {
 	case <-settled:
-		return c.settle(v, final)
+		return c.settle(v, final, true)
 	default:
 	}
 	// Nested threads still run: the future settles when the last one returns; the drain
 	// goes on with the next call meanwhile.
-	go func() { <-settled; c.settle(v, final) }()
+	go func() { <-settled; c.settle(v, final, true) }()
 	return nil
 }
 
-// settle writes the outcome and wakes the waiters; it returns err for the queue's count.
-func (c *futureCall[T]) settle(v T, err error) error {
+// settle writes the outcome and wakes the waiters; it returns err. A call that ran
+// (ran) is counted in its queue's Stats first, so a Stats after Wait counts it.
+func (c *futureCall[T]) settle(v T, err error, ran bool) error {
 	if err == nil && c.cancelReq.Load() {
 		err = &Error{Code: CodeCancelled, Message: "cancelled while it ran"}
 	}
@@ -111,6 +113,9 @@ func (c *futureCall[T]) settle(v T, err error) error {
 	} else {
 		c.res.val = v
 	}
+	if ran {
+		c.q.ran.count(err)
+	}
 	c.res.state, c.res.err = state, err
 	c.st.Store(int32(state))
 	close(c.done)
@@ -120,7 +125,7 @@ func (c *futureCall[T]) settle(v T, err error) error {
 func (c *futureCall[T]) fail(err error) {
 	if c.st.CompareAndSwap(int32(Pending), int32(Failed)) {
 		var zero T
-		c.settle(zero, err)
+		c.settle(zero, err, false)
 	}
 }
 
@@ -128,7 +133,7 @@ func (c *futureCall[T]) cancel() {
 	c.cancelReq.Store(true)
 	if c.st.CompareAndSwap(int32(Pending), int32(Cancelled)) {
 		var zero T
-		c.settle(zero, &Error{Code: CodeCancelled, Message: "cancelled before it ran"})
+		c.settle(zero, &Error{Code: CodeCancelled, Message: "cancelled before it ran"}, false)
 		return
 	}
 	c.scopeMu.Lock()

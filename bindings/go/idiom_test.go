@@ -347,3 +347,28 @@ func TestGoexitInFuncIsExplained(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// A Stats read after a Wait returned counts that call and every call before it: a call
+// is counted before its future settles, in the drain's batch or not. Fire-and-forget
+// calls before each Call, and calls that fail or are cancelled before they run, each in
+// their own counter.
+func TestStatsCountACallBeforeItsWaitReturns(t *testing.T) {
+	a := newIdiomActor(t)
+	rounds := testScale(2000)
+	for i := 1; i <= rounds; i++ {
+		Tell(a, func(*idiomState) error { return nil })
+		var f *Future[int]
+		if i%2 == 0 {
+			f = Call(a, func(*idiomState) (int, error) { return 0, errors.New("failed on purpose") })
+		} else {
+			f = CallScoped(a, "", func(*Scope, *idiomState) (int, error) { return 0, nil })
+		}
+		f.Wait(ctxBound(t))
+		st, err := a.Stats()
+		ok, failed := uint64(i+(i+1)/2), uint64(i/2)
+		if err != nil || st.Completed != ok || st.Failed != failed {
+			t.Fatalf("after %d round trips: Stats = %+v, %v; want %d completed, %d failed",
+				i, st, err, ok, failed)
+		}
+	}
+}

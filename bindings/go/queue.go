@@ -69,6 +69,8 @@ type callQueue struct {
 	released  bool  // closed and idle: the handle is deleted, no drain runs again
 	stats     queueStats
 	errs      []error // the first keptErrors fire-and-forget errors
+
+	ran ranCounts // outside mu: counted before a future settles
 }
 
 // keptErrors is how many fire-and-forget errors a queue keeps, as the library does.
@@ -81,14 +83,14 @@ const drainBound = 4096
 // queueStats counts the queue's calls (guarded by mu) and the drains the library sees
 // (so Stats can take them out of the library's counts).
 type queueStats struct {
-	completed, failed, cancelled, rejected, errorsDropped   uint64
+	cancelled, rejected, errorsDropped                      uint64 // of calls never taken by a drain
 	drainsRan, drainsDropped, drainsRejected, drainsWaiting uint64
 }
 
 // queued is one call in a queue.
 type queued interface {
 	// run runs the call on the queue's thread (state: the actor's, nil on an executor)
-	// and reports whether it failed; its own future (if any) is settled by then.
+	// and returns its error; its own future (if any) is settled, and counted, by then.
 	run(t *C.tether_task, state any) error
 	// fail settles a call that will never run (err: ErrCancelled, ErrShutdown, ...).
 	fail(err error)
@@ -193,21 +195,20 @@ func (q *callQueue) drain(t *C.tether_task, state any) {
 		q.waiting.Store(0)
 		q.batch = batch // published for Stop(StopCancel), which cancels its calls
 		q.mu.Unlock()
-		var tally queueStats
 		for _, c := range batch {
 			if q.cancelling.Load() { // Stop(StopCancel): what has not started never starts
+				q.ran.count(errStopCancelled) // before fail settles a future
 				c.fail(errStopCancelled)
-				tally.cancelled++
 				continue
 			}
-			q.tally(&tally, c, c.run(t, state))
+			err := c.run(t, state)
+			if c.fireAndForget() { // a call with a future counted itself as it settled
+				q.tallyFireAndForget(err)
+			}
 		}
 		q.mu.Lock()
 		q.batch = nil
 		clear(batch)
-		q.stats.completed += tally.completed
-		q.stats.failed += tally.failed
-		q.stats.cancelled += tally.cancelled
 		ran += len(batch)
 		if q.spare == nil {
 			q.spare = batch[:0]
@@ -267,26 +268,38 @@ const (
 	buildUpMax   = 256
 )
 
-// tally counts the outcome of a call that ran, in the drain's own counters (added to
-// stats once per batch); a fire-and-forget error is kept at once.
-func (q *callQueue) tally(t *queueStats, c queued, err error) {
+// ranCounts counts the outcomes of the calls the drain took. They are atomic, not under
+// mu, so that a call is counted BEFORE its future settles (futureCall.settle): a Stats
+// read after a Wait returned then counts that call and every call before it. The drain
+// adds, and so does the goroutine that settles a scoped call whose nested threads
+// outlived it; Stats reads.
+type ranCounts struct{ completed, failed, cancelled atomic.Uint64 }
+
+// count adds the outcome err of one call.
+func (r *ranCounts) count(err error) {
 	switch {
 	case err == nil:
-		t.completed++
+		r.completed.Add(1)
 	case isCode(err, CodeCancelled):
-		t.cancelled++
+		r.cancelled.Add(1)
 	default:
-		t.failed++
-		if c.fireAndForget() {
-			q.mu.Lock()
-			if len(q.errs) < keptErrors {
-				q.errs = append(q.errs, err)
-			} else {
-				q.stats.errorsDropped++
-			}
-			q.mu.Unlock()
-		}
+		r.failed.Add(1)
 	}
+}
+
+// tallyFireAndForget counts a fire-and-forget call that ran and keeps its error.
+func (q *callQueue) tallyFireAndForget(err error) {
+	q.ran.count(err)
+	if err == nil || isCode(err, CodeCancelled) {
+		return
+	}
+	q.mu.Lock()
+	if len(q.errs) < keptErrors {
+		q.errs = append(q.errs, err)
+	} else {
+		q.stats.errorsDropped++
+	}
+	q.mu.Unlock()
 }
 
 // dropped: the library dropped a scheduled drain without running it (the owner was
@@ -373,10 +386,10 @@ func (q *callQueue) adjust(s Stats) Stats {
 		return v - d
 	}
 	s.Queued = sub(s.Queued, st.drainsWaiting) + uint64(len(q.items))
-	s.Completed = sub(s.Completed, st.drainsRan) + st.completed
-	s.Cancelled = sub(s.Cancelled, st.drainsDropped) + st.cancelled
+	s.Completed = sub(s.Completed, st.drainsRan) + q.ran.completed.Load()
+	s.Cancelled = sub(s.Cancelled, st.drainsDropped) + st.cancelled + q.ran.cancelled.Load()
 	s.Rejected = sub(s.Rejected, st.drainsRejected) + st.rejected
-	s.Failed += st.failed
+	s.Failed += q.ran.failed.Load()
 	s.ErrorsDropped += st.errorsDropped
 	return s
 }
