@@ -196,24 +196,34 @@ const Case* best_peer(const Results& r, Workload w, Placement p) {
 
 struct Target {
   std::ostringstream md;
-  void row(const std::string& what, double ratio, double limit, const std::string& detail) {
-    md << "| " << what << " | " << num("%.2f", ratio) << " | " << (ratio <= limit ? "met" : "**not met**") << " (<= "
-       << num("%.2g", limit) << ") | " << detail << " |\n";
+  // judged: false for a row the issue does not set in this run's conditions (shown for
+  // reference, with the limit it has where it applies).
+  void row(const std::string& what, double ratio, double limit, const std::string& detail, bool judged = true) {
+    md << "| " << what << " | " << num("%.2f", ratio) << " | "
+       << (!judged ? "for reference" : ratio <= limit ? "met" : "**not met**") << " (<= " << num("%.2g", limit)
+       << ") | " << detail << " |\n";
   }
-  void vs(const Results& r, const std::string& what, Workload w, Placement p, const Case* other, double limit) {
+  void vs(const Results& r, const std::string& what, Workload w, Placement p, const Case* other, double limit,
+          bool judged = true) {
     const Case* t = find(r, kTether, w, p);
     if (t == nullptr || other == nullptr) return;
     row(what + ", " + placement_name(p), t->time() / other->time(), limit,
-        "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time()));
+        "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time()), judged);
   }
 };
 
-std::string targets(const Results& r, const GraphStepReport* g, const ScaleReport* s) {
+// targets: loaded says the run had --load: target 1's unpinned placement is "unpinned under
+// load"; on a quiet machine an unpinned round trip is a cross-CPU one (target 2's ground),
+// shown for reference only.
+std::string targets(const Results& r, const GraphStepReport* g, const ScaleReport* s, bool loaded) {
   Target t;
   t.md << "### The targets of issue 13, judged from the medians above\n\n| target | ratio | | figures |\n|---|---:|---|---|\n";
   for (Placement p : {Placement::kSameCpu, Placement::kUnpinned}) {
-    t.vs(r, "1. round trip vs raw futex", kRoundTrip, p, find(r, "raw futex ping-pong", kRoundTrip, p), 1.1);
-    t.vs(r, "1. round trip vs best peer", kRoundTrip, p, best_peer(r, kRoundTrip, p), 1.0);
+    const bool judged = p == Placement::kSameCpu || loaded;
+    const std::string what = p == Placement::kUnpinned && !loaded ? " (quiet machine)" : "";
+    t.vs(r, "1. round trip vs raw futex" + what, kRoundTrip, p, find(r, "raw futex ping-pong", kRoundTrip, p), 1.1,
+         judged);
+    t.vs(r, "1. round trip vs best peer" + what, kRoundTrip, p, best_peer(r, kRoundTrip, p), 1.0, judged);
   }
   t.vs(r, "2. round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
        find(r, "spin ping-pong", kRoundTrip, Placement::kDifferentCpus), 3.0);
@@ -354,7 +364,7 @@ int run(int argc, char** argv) {
     scale = scale_report(std::max(5, o.reps / 2));
     md += "## Scale\n\n" + scale.markdown + "\n";
   }
-  md += targets(results, graphs ? &graph : nullptr, o.scale ? &scale : nullptr);
+  md += targets(results, graphs ? &graph : nullptr, o.scale ? &scale : nullptr, o.load > 0);
   std::cout << md;
   if (!o.out.empty()) std::ofstream(o.out) << md;
   if (!o.dat.empty()) write_dat(o.dat, results, kinds);

@@ -96,6 +96,7 @@ void forget_released(uint64_t id) noexcept {
 }
 
 ThisThread::~ThisThread() {
+  if (!evicted_actor_ && !evicted_sender_) return;  // most calls: nothing was evicted
   Entry evicted{0, std::move(evicted_actor_), std::move(evicted_sender_)};
   evicted.close();
 }
