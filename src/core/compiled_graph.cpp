@@ -33,13 +33,27 @@ struct CompiledGraph::Slot {
   bool done = false;  // guarded by mutex_: every step finished
 };
 
-// HostSlot: one thread (lane) hosting this graph's loop.
+// HostSlot: one thread (lane) hosting this graph's loop; the lane is freed (uninstalled)
+// once, by whichever of its step and the tear-down comes last. Two flags in one word,
+// each changed by one read-modify-write (acq_rel), so the two sides' changes are in one
+// order and each sees what the other did before it:
+//
+//   step (its lane's one thread)               tear_down (any thread, once)
+//   S1 fetch_or(kRunning): kReleased seen?     T1 fetch_or(kReleased): kRunning seen?
+//      yes: skip the node (T1 uninstalled)        no: uninstall now
+//   S2 run the node                               yes: the running step does (S3)
+//   S3 fetch_and(~kRunning): kReleased seen?
+//      yes: uninstall (T1 came during S2)
+//
+// A step that skipped (S1 saw kReleased) leaves kRunning set: the word is never looked at
+// again but by later steps, which skip too. (A mutex did this before: two lock/unlock
+// pairs on every step, measured ~5 % of a step between two CPUs.)
 struct CompiledGraph::HostSlot {
   explicit HostSlot(Lane* l) : lane(l) {}
+  static constexpr uint32_t kRunning = 1;   // a step of this graph runs on the lane now
+  static constexpr uint32_t kReleased = 2;  // torn down: the lane is freed once not running
   Lane* const lane;
-  std::mutex mutex;
-  bool running = false;   // guarded by mutex: a step of this graph runs on the lane now
-  bool released = false;  // guarded by mutex: torn down; the lane is freed once not running
+  std::atomic<uint32_t> state{0};
 };
 
 // StepCall: one node of one execution, queued on the node's lane as its actor's work.
@@ -229,12 +243,7 @@ bool CompiledGraph::skips(const Slot& s) const noexcept {
 
 void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
   HostSlot& host = *hosts_[host_of_[node]];
-  bool released;
-  {
-    std::lock_guard lock(host.mutex);
-    released = host.released;
-    host.running = !released;
-  }
+  const bool released = (host.state.fetch_or(HostSlot::kRunning, std::memory_order_acq_rel) & HostSlot::kReleased) != 0;  // S1
   Slot& s = slots_[slot];
   ErrorPtr error;
   void* output = nullptr;
@@ -261,10 +270,8 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       });
     }
   }
-  if (!released) {
-    std::lock_guard lock(host.mutex);
-    host.running = false;
-    if (host.released) GraphHosts::instance().uninstall(lane, id_);  // torn down while it ran
+  if (!released && (host.state.fetch_and(~HostSlot::kRunning, std::memory_order_acq_rel) & HostSlot::kReleased) != 0) {
+    GraphHosts::instance().uninstall(lane, id_);  // S3: torn down while it ran
   }
   finish_step(slot, node, std::move(error), output);
 }
@@ -383,9 +390,9 @@ void CompiledGraph::tear_down() noexcept {
     }
   }
   for (const auto& host : hosts_) {
-    std::lock_guard lock(host->mutex);
-    host->released = true;
-    if (!host->running) GraphHosts::instance().uninstall(*host->lane, id_);
+    if ((host->state.fetch_or(HostSlot::kReleased, std::memory_order_acq_rel) & HostSlot::kRunning) == 0) {  // T1
+      GraphHosts::instance().uninstall(*host->lane, id_);
+    }
   }
   graph_->unfreeze();
 }

@@ -55,4 +55,25 @@ class Deadline {
   Clock::time_point at_{};
 };
 
+// SpinEnd: when a spin loop stops, read from the clock only once every kLooks looks. On
+// these VMs a clock read (the vDSO, ~20-25 ns) costs as much as a pause (~26 ns), and a
+// spin that read it on every turn saw an arriving hand-over up to two of them late: a
+// compiled graph's step between actors on two CPUs spent more samples in clock_gettime
+// than in its own loop (perf, 2026-12-04). The spin ends at most kLooks turns (~0.5 us)
+// past `until`, against budgets of 3 us and more (core/spin_policy.h).
+class SpinEnd {
+ public:
+  explicit SpinEnd(Deadline::Clock::time_point until) noexcept : until_(until) {}
+  // passed: whether `until` has passed, as of the last clock read.
+  [[nodiscard]] bool passed() noexcept {
+    if (++looks_ % kLooks != 0) return false;
+    return Deadline::Clock::now() >= until_;
+  }
+
+ private:
+  static constexpr uint32_t kLooks = 16;
+  Deadline::Clock::time_point until_;
+  uint32_t looks_ = 0;
+};
+
 }  // namespace tether

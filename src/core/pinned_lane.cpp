@@ -67,7 +67,8 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       auto spin_until = Deadline::saturating_after(now, budget);
       if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
       SpinWait spin;  // C1
-      while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+      SpinEnd end(spin_until);
+      while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
     }
     const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
     if (budget > 0) {

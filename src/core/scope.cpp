@@ -376,8 +376,9 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   const auto start = Deadline::Clock::now();
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
+  SpinEnd end(spin_until);
   while (state() < TETHER_SUCCEEDED) {
-    if (Deadline::Clock::now() >= spin_until) {
+    if (end.passed()) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
         partner->wake_spin_timed_out();

@@ -36,7 +36,8 @@ bool SharedLane::next(Work& w) {
     }
     const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
     SpinWait spin;  // C1
-    while (!work_ready() && !closed_relaxed() && Deadline::Clock::now() < spin_until) spin.once();
+    SpinEnd end(spin_until);
+    while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
     if (work_ready() || closed_.load(std::memory_order_acquire)) continue;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);  // C2
     chaos_point();
