@@ -13,6 +13,7 @@ namespace tether {
 namespace {
 
 constexpr const char* kExecutionName = "tether-graph";
+constexpr size_t kStackInputs = 8;  // a node with at most this many inputs reads them from the stack
 
 std::atomic<uint64_t> g_next_compiled_id{1};
 
@@ -27,7 +28,7 @@ struct CompiledGraph::Slot {
   std::unique_ptr<void*[]> inputs;   // the nodes' input arrays, input_offset_ apart
   std::unique_ptr<std::atomic<uint32_t>[]> missing;  // node -> inputs from nodes not yet present
   std::unique_ptr<uint32_t[]> refused;  // execute's scratch: first steps it could not queue
-  std::atomic<uint32_t> steps_left{0};
+  std::atomic<uint32_t> hosts_left{0};   // hosts with steps of this execution not yet finished
   std::atomic<bool> failed{false};
   ErrorPtr error;     // written once, by the step that set failed
   bool done = false;  // guarded by mutex_: every step finished
@@ -48,12 +49,20 @@ struct CompiledGraph::Slot {
 // A step that skipped (S1 saw kReleased) leaves kRunning set: the word is never looked at
 // again but by later steps, which skip too. (A mutex did this before: two lock/unlock
 // pairs on every step, measured ~5 % of a step between two CPUs.)
+//
+// steps_left[slot]: the host's steps of that execution not yet finished. Its steps run on
+// its thread, so the count stays in that CPU's cache (a step refused or cancelled is
+// finished on another thread: hence atomic); only a host's last step of an execution
+// touches the execution's shared count (Slot::hosts_left). One count per execution that
+// every step decremented moved its line between the actors' CPUs on every step.
 struct CompiledGraph::HostSlot {
-  explicit HostSlot(Lane* l) : lane(l) {}
+  HostSlot(Lane* l, size_t capacity) : lane(l), steps_left(std::make_unique<std::atomic<uint32_t>[]>(capacity)) {}
   static constexpr uint32_t kRunning = 1;   // a step of this graph runs on the lane now
   static constexpr uint32_t kReleased = 2;  // torn down: the lane is freed once not running
   Lane* const lane;
   std::atomic<uint32_t> state{0};
+  uint32_t nodes = 0;  // the graph's nodes on this lane (written by build)
+  const std::unique_ptr<std::atomic<uint32_t>[]> steps_left;  // slot -> this host's steps not finished
 };
 
 // StepCall: one node of one execution, queued on the node's lane as its actor's work.
@@ -106,8 +115,9 @@ void CompiledGraph::build() {
     host_of_.push_back(static_cast<uint32_t>(it - lanes.begin()));
     if (it == lanes.end()) {
       lanes.push_back(node.lane);
-      hosts_.push_back(std::make_unique<HostSlot>(node.lane));
+      hosts_.push_back(std::make_unique<HostSlot>(node.lane, options_.capacity));
     }
+    ++hosts_[host_of_.back()]->nodes;
   }
   lanes_ = std::make_shared<const std::vector<const void*>>(std::move(lanes));
   is_output_.assign(nodes, false);
@@ -188,7 +198,8 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
     s.future = future;
     s.input = std::move(input);
     s.failed.store(false, std::memory_order_relaxed);
-    s.steps_left.store(static_cast<uint32_t>(plan_.nodes.size()), std::memory_order_relaxed);
+    s.hosts_left.store(static_cast<uint32_t>(hosts_.size()), std::memory_order_relaxed);
+    for (const auto& host : hosts_) host->steps_left[slot].store(host->nodes, std::memory_order_relaxed);
     for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
       s.values[n] = nullptr;
       s.missing[n].store(plan_.node_edges[n], std::memory_order_relaxed);
@@ -257,7 +268,10 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
         error = out_of_memory_error();
       }
     } else {
-      void** inputs = &s.inputs[input_offset_[node]];
+      // The array a node reads its inputs from: on this stack for a few inputs, so the
+      // step writes nothing the other hosts' steps write (the slot's array is shared).
+      void* few[kStackInputs];
+      void** inputs = n.inputs.size() <= kStackInputs ? few : &s.inputs[input_offset_[node]];
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         inputs[i] = n.inputs[i] == TETHER_GRAPH_INPUT ? s.input.get() : s.values[n.inputs[i]];
       }
@@ -270,20 +284,41 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       });
     }
   }
+  // The next steps are queued first (the hand-over is what the next node waits for); the
+  // step is counted finished last: until then the graph lives (see StepCall).
+  hand_on(slot, node, std::move(error), output);
   if (!released && (host.state.fetch_and(~HostSlot::kRunning, std::memory_order_acq_rel) & HostSlot::kReleased) != 0) {
     GraphHosts::instance().uninstall(lane, id_);  // S3: torn down while it ran
   }
-  finish_step(slot, node, std::move(error), output);
+  count_finished(slot, node);
 }
 
 void CompiledGraph::finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept {
+  hand_on(slot, node, std::move(error), output);
+  count_finished(slot, node);
+}
+
+void CompiledGraph::hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept {
   Slot& s = slots_[slot];
   s.values[node] = output;
   if (error && !s.failed.exchange(true, std::memory_order_acq_rel)) s.error = std::move(error);
   for (uint32_t consumer : plan_.consumers[node]) {
-    if (s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) post_step(slot, consumer);
+    // A consumer fed by this one edge alone (of the edges from nodes) is ready now: its
+    // countdown, whose line other nodes' steps write too, is not touched.
+    if (plan_.node_edges[consumer] == 1 || s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      post_step(slot, consumer);
+    }
   }
-  if (s.steps_left.fetch_sub(1, std::memory_order_acq_rel) == 1) step_slot_done(slot);
+}
+
+void CompiledGraph::count_finished(size_t slot, uint32_t node) noexcept {
+  Slot& s = slots_[slot];
+  // The host's count, then (its last step of this execution) the execution's: acq_rel
+  // both, so the step that ends the execution sees every step's writes.
+  if (hosts_[host_of_[node]]->steps_left[slot].fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      s.hosts_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    step_slot_done(slot);
+  }
 }
 
 // Ending: an execution whose slot is being freed, and what its future will be told.

@@ -737,7 +737,8 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a);
  * ---------------------------------------------------------------------------------------- */
 
 /* A node: `state` is its actor's state, `arg` the node's arg, inputs[0..n_inputs) the
- * values of its edges (TETHER_GRAPH_INPUT: the execution's input) in edge order. It stores
+ * values of its edges (TETHER_GRAPH_INPUT: the execution's input) in edge order (the array
+ * lives for the call; the values until the execution ends). It stores
  * its value in *output (NULL by default) and returns TETHER_OK, or fails like any task
  * (section 4): the execution then fails with that error and its later nodes do not run.
  * tether_task_stop_requested turns true when the compiled graph is released or the actor
