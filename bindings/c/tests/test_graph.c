@@ -655,3 +655,78 @@ TEST(graph_execution_cancel) {
   CHECK_ST(tether_future_release(f[1]), TETHER_OK);
   pipeline_end(&p);
 }
+
+/* sum_fn: out = add + sum of (i + 1) * inputs[i], for any number of inputs (arg: &add). */
+static tether_status sum_fn(tether_task *t, void *state, void *arg, void *const *inputs, size_t n, void **output) {
+  long v = *(const long *)arg;
+  size_t i;
+  (void)t;
+  (void)state;
+  for (i = 0; i < n; ++i) v += (long)(i + 1) * *(const long *)inputs[i];
+  *output = new_value(v);
+  return TETHER_OK;
+}
+
+/* Three actors; a node fed twice by the same node (its countdown counts both edges), a
+ * node of ten inputs (more than a step keeps on its stack), a node fed by one edge alone
+ * (queued without a countdown), executions pipelined four at a time: every execution
+ * gets its own values, in order, and every value not handed over is dropped.
+ *   p (a0) = x + 1;  q (a1) = p + 2p;  wide (a2) = x + 2p + 3q + 4p + ... + 10p;
+ *   tail (a0) = wide + 5;  outputs: tail, q */
+TEST(graph_shared_edges_and_wide_nodes) {
+  const long rounds = scaled(400), depth = 4;
+  static const long one = 1, zero = 0, five = 5;
+  worker w[3];
+  tether_actor a[3];
+  tether_graph g = {0};
+  tether_compiled c = {0};
+  tether_future f[4];
+  tether_compile_options o = compile_opts((size_t)depth, value_drop);
+  uint32_t p, q, wide, tail, outs[2];
+  long r, k, made_before;
+  int i;
+  counter_init(&g_value_drops);
+  for (i = 0; i < 3; ++i) {
+    worker_init(&w[i], i);
+    a[i] = start_worker("shared-edges", &w[i], NULL, 0);
+  }
+  CHECK_ST(tether_graph_create(&g), TETHER_OK);
+  CHECK_ST(tether_graph_add_node(g, a[0], NULL, sum_fn, (void *)&one, NULL, &p), TETHER_OK);
+  CHECK_ST(tether_graph_add_node(g, a[1], NULL, sum_fn, (void *)&zero, NULL, &q), TETHER_OK);
+  CHECK_ST(tether_graph_add_node(g, a[2], NULL, sum_fn, (void *)&zero, NULL, &wide), TETHER_OK);
+  CHECK_ST(tether_graph_add_node(g, a[0], NULL, sum_fn, (void *)&five, NULL, &tail), TETHER_OK);
+  CHECK_ST(tether_graph_add_edge(g, TETHER_GRAPH_INPUT, p), TETHER_OK);
+  CHECK_ST(tether_graph_add_edge(g, p, q), TETHER_OK);
+  CHECK_ST(tether_graph_add_edge(g, p, q), TETHER_OK);
+  CHECK_ST(tether_graph_add_edge(g, TETHER_GRAPH_INPUT, wide), TETHER_OK);
+  for (i = 0; i < 9; ++i) CHECK_ST(tether_graph_add_edge(g, i % 2 == 0 ? p : q, wide), TETHER_OK);
+  CHECK_ST(tether_graph_add_edge(g, wide, tail), TETHER_OK);
+  outs[0] = tail;
+  outs[1] = q;
+  CHECK_ST(tether_graph_set_outputs(g, outs, 2), TETHER_OK);
+  CHECK_ST(tether_graph_compile(g, &o, &c), TETHER_OK);
+  made_before = counter_get(&g_value_drops);
+  for (r = 0; r < rounds; r += depth) {
+    for (k = 0; k < depth; ++k) f[k] = execute_long(c, r + k);
+    for (k = 0; k < depth; ++k) {
+      const long x = r + k, pv = x + 1, qv = 3 * pv;
+      const long wv = x + (2 + 4 + 6 + 8 + 10) * pv + (3 + 5 + 7 + 9) * qv;
+      void *vals[2] = {0, 0};
+      CHECK_EQ(future_outcome(f[k]), TETHER_SUCCEEDED);
+      CHECK_ST(tether_future_outputs(f[k], vals, 2), TETHER_OK);
+      CHECK_EQ(*(long *)vals[0], wv + 5);
+      CHECK_EQ(*(long *)vals[1], qv);
+      free(vals[0]);
+      free(vals[1]);
+      CHECK_ST(tether_future_release(f[k]), TETHER_OK);
+    }
+  }
+  /* p and wide of every execution were dropped by it; tail and q were handed over. */
+  CHECK_EQ(counter_get(&g_value_drops) - made_before, 2 * rounds);
+  CHECK_ST(tether_compiled_release(c), TETHER_OK);
+  CHECK_ST(tether_graph_release(g), TETHER_OK);
+  for (i = 0; i < 3; ++i) {
+    CHECK_ST(tether_actor_release(a[i]), TETHER_OK);
+    worker_destroy(&w[i]);
+  }
+}

@@ -147,6 +147,7 @@
   X(graph_outputs_not_taken_dropped_with_future) \
   X(graph_node_spawn_and_self_wait) \
   X(graph_execution_cancel) \
+  X(graph_shared_edges_and_wide_nodes) \
   X(graph_bad_shapes) \
   X(graph_edit_after_compile) \
   X(graph_bad_calls) \
