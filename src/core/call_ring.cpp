@@ -2,11 +2,25 @@
 
 #include <new>
 
+#include "core/ring_block_depot.h"
+
 namespace tether {
 namespace {
 
-// Blocks kept on a ring's free list; more go back to the heap (16 x 16 KiB per ring).
+// Blocks kept on a ring's free list; more go to the depot (core/ring_block_depot.h), or
+// back to the heap when it is full (16 x 16 KiB per ring).
 constexpr uint32_t kMaxFreeBlocks = 16;
+
+// fresh_block: one from the depot, else from the heap (throws std::bad_alloc).
+CallRing::Block* fresh_block() {
+  if (CallRing::Block* b = RingBlockDepot::take()) return b;
+  return new CallRing::Block;
+}
+
+// drop_block: to the depot, else back to the heap.
+void drop_block(CallRing::Block* b) noexcept {
+  if (b != nullptr && !RingBlockDepot::give(b)) delete b;
+}
 
 uintptr_t pack(uint32_t low, uint32_t high) noexcept { return uintptr_t{low} | (uintptr_t{high} << 32); }
 
@@ -25,7 +39,9 @@ SourceMarks RingEntry::marks() const noexcept {
 }
 
 CallRing::CallRing(size_t source, std::atomic<uint64_t>& published)
-    : source_(source), write_block_(new Block), published_(published), read_block_(write_block_) {
+    : source_(source), write_block_(fresh_block()), published_(published), read_block_(write_block_) {
+  write_block_->base = 0;  // a block from the depot was another ring's
+  write_block_->next.store(nullptr, std::memory_order_relaxed);
   position_.store(&read_block_->entries[0], std::memory_order_relaxed);
 }
 
@@ -33,13 +49,13 @@ CallRing::~CallRing() {
   auto free_chain = [](Block* b) {
     while (b != nullptr) {
       Block* next = b->next.load(std::memory_order_relaxed);
-      delete b;
+      drop_block(b);
       b = next;
     }
   };
-  delete left_;
+  drop_block(left_);
   free_chain(read_block_);  // through write_block_, whose next is null
-  delete next_block_;
+  drop_block(next_block_);
   free_chain(spare_);
   free_chain(free_.load(std::memory_order_acquire));
 }
@@ -55,7 +71,7 @@ CallRing::Block* CallRing::take_block() {
   if (b != nullptr) {
     spare_ = b->next.load(std::memory_order_relaxed);
   } else {
-    b = new Block;  // may throw: reserve() runs before the call is accepted
+    b = fresh_block();  // may throw: reserve() runs before the call is accepted
   }
   b->next.store(nullptr, std::memory_order_relaxed);
   return b;
@@ -96,7 +112,7 @@ void CallRing::enter_read_block() noexcept {
 
 void CallRing::recycle(Block* b) noexcept {
   if (free_count_.load(std::memory_order_relaxed) >= kMaxFreeBlocks) {
-    delete b;
+    drop_block(b);
     return;
   }
   Block* head = free_.load(std::memory_order_relaxed);

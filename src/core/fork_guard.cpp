@@ -7,6 +7,7 @@
 #include "core/control_thread.h"
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
+#include "core/ring_block_depot.h"
 #include "core/scope_pool.h"
 #include "core/spin_policy.h"
 #include "core/thread_group.h"
@@ -19,14 +20,15 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call and scope pool depots' and the lane presences'
-// free list's (leaves: nothing is locked under them). Each object is never destroyed, so
-// the handlers may run at any time.
+// the graph hosts', the handle table's, the call pool's depot, the ring block depot, the
+// scope pool's depot and the lane presences' free list's (leaves: nothing is locked under
+// them). Each object is never destroyed, so the handlers may run at any time.
 void prepare() {
   ControlThread::instance().before_fork();
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  RingBlockDepot::before_fork();
   ScopePool::before_fork();
   LanePresence::before_fork();
 }
@@ -34,6 +36,7 @@ void prepare() {
 void parent() {
   LanePresence::after_fork_in_parent();
   ScopePool::after_fork_in_parent();
+  RingBlockDepot::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -44,6 +47,7 @@ void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
   ScopePool::after_fork_in_child();
+  RingBlockDepot::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();
