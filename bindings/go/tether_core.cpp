@@ -4398,10 +4398,16 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   CompiledGraph(std::shared_ptr<Graph> graph, GraphPlan plan, Options options);
   void build();  // allocates the slots and the host list; throws NO_MEMORY
 
+  // Handed: a node's output passed on with the step of its consumer (from: the node; none
+  // for a step whose inputs are all read from the slot).
+  struct Handed {
+    uint32_t from = UINT32_MAX - 1;  // never a node, nor TETHER_GRAPH_INPUT
+    void* value = nullptr;
+  };
   // Steps: queue, run and finish one node of one execution (slot).
-  [[nodiscard]] bool try_post(size_t slot, uint32_t node) noexcept;  // false: not queued
-  void post_step(size_t slot, uint32_t node) noexcept;  // a step not queued fails its execution
-  void run_step(size_t slot, uint32_t node, Lane& lane) noexcept;
+  [[nodiscard]] bool try_post(size_t slot, uint32_t node, Handed handed) noexcept;  // false: not queued
+  void post_step(size_t slot, uint32_t node, Handed handed) noexcept;  // a step not queued fails its execution
+  void run_step(size_t slot, uint32_t node, Handed handed, Lane& lane) noexcept;
   // finish_step: hand_on, then count_finished (after which the graph may be gone).
   void finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;
   void hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;  // output, error, next steps
@@ -4547,14 +4553,14 @@ struct CompiledGraph::HostSlot {
 // The actor outlives the step: the step is its unsettled work until settle_posted().
 class CompiledGraph::StepCall : public Call {
  public:
-  StepCall(CompiledGraph& graph, size_t slot, uint32_t node)
-      : Call(graph.plan_.nodes[node].actor.get()), graph_(graph), slot_(slot), node_(node) {
+  StepCall(CompiledGraph& graph, size_t slot, uint32_t node, Handed handed)
+      : Call(graph.plan_.nodes[node].actor.get()), graph_(graph), slot_(slot), node_(node), handed_(handed) {
     static_assert(sizeof(StepCall) <= CallPool::kSlotSize, "fits a pool slot");
   }
 
   void run(Lane& lane) noexcept override {
     Actor& actor = *graph_.plan_.nodes[node_].actor;  // read before the graph may go
-    graph_.run_step(slot_, node_, lane);
+    graph_.run_step(slot_, node_, handed_, lane);
     actor.settle_posted();
   }
 
@@ -4569,6 +4575,7 @@ class CompiledGraph::StepCall : public Call {
   CompiledGraph& graph_;  // alive until this step's finish_step returns (see above)
   const size_t slot_;
   const uint32_t node_;
+  const Handed handed_;
 };
 
 CompiledGraph::CompiledGraph(std::shared_ptr<Graph> graph, GraphPlan plan, Options options)
@@ -4681,7 +4688,7 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
     ++next_seq_;
     // Queued under mutex_, so concurrent executes queue their first steps in their order.
     for (uint32_t n = 0; n < plan_.nodes.size(); ++n) {
-      if (plan_.node_edges[n] == 0 && !try_post(slot, n)) s.refused[refused++] = n;
+      if (plan_.node_edges[n] == 0 && !try_post(slot, n, Handed{})) s.refused[refused++] = n;
     }
   }
   // A step refused under the lock is finished outside it (finishing may end the execution).
@@ -4692,11 +4699,11 @@ std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
   return future;
 }
 
-bool CompiledGraph::try_post(size_t slot, uint32_t node) noexcept {
+bool CompiledGraph::try_post(size_t slot, uint32_t node, Handed handed) noexcept {
   const GraphNode& n = plan_.nodes[node];
   StepCall* step;
   try {
-    step = new StepCall(*this, slot, node);
+    step = new StepCall(*this, slot, node, handed);
   } catch (...) {
     return false;
   }
@@ -4705,8 +4712,8 @@ bool CompiledGraph::try_post(size_t slot, uint32_t node) noexcept {
   return false;
 }
 
-void CompiledGraph::post_step(size_t slot, uint32_t node) noexcept {
-  if (!try_post(slot, node)) finish_step(slot, node, refusal_error(node), nullptr);
+void CompiledGraph::post_step(size_t slot, uint32_t node, Handed handed) noexcept {
+  if (!try_post(slot, node, handed)) finish_step(slot, node, refusal_error(node), nullptr);
 }
 
 ErrorPtr CompiledGraph::refusal_error(uint32_t node) const noexcept {
@@ -4726,7 +4733,7 @@ bool CompiledGraph::skips(const Slot& s) const noexcept {
          s.future->state() == TETHER_CANCELLED;
 }
 
-void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
+void CompiledGraph::run_step(size_t slot, uint32_t node, Handed handed, Lane& lane) noexcept {
   HostSlot& host = *hosts_[host_of_[node]];
   const bool released = (host.state.fetch_or(HostSlot::kRunning, std::memory_order_acq_rel) & HostSlot::kReleased) != 0;  // S1
   Slot& s = slots_[slot];
@@ -4747,7 +4754,8 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Lane& lane) noexcept {
       void* few[kStackInputs];
       void** inputs = n.inputs.size() <= kStackInputs ? few : &s.inputs[input_offset_[node]];
       for (size_t i = 0; i < n.inputs.size(); ++i) {
-        inputs[i] = n.inputs[i] == TETHER_GRAPH_INPUT ? s.input.get() : s.values[n.inputs[i]];
+        const uint32_t from = n.inputs[i];
+        inputs[i] = from == TETHER_GRAPH_INPUT ? s.input.get() : from == handed.from ? handed.value : s.values[from];
       }
       TaskOrigin origin = actor.origin();
       origin.graph_stop = &torn_down_;
@@ -4779,8 +4787,12 @@ void CompiledGraph::hand_on(size_t slot, uint32_t node, ErrorPtr error, void* ou
   for (uint32_t consumer : plan_.consumers[node]) {
     // A consumer fed by this one edge alone (of the edges from nodes) is ready now: its
     // countdown, whose line other nodes' steps write too, is not touched.
-    if (plan_.node_edges[consumer] == 1 || s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      post_step(slot, consumer);
+    // Its only node input comes with the step (Handed): it need not read this slot's
+    // values, whose line this thread has just written.
+    if (plan_.node_edges[consumer] == 1) {
+      post_step(slot, consumer, Handed{node, output});
+    } else if (s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      post_step(slot, consumer, Handed{});
     }
   }
 }

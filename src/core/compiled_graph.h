@@ -75,10 +75,16 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   CompiledGraph(std::shared_ptr<Graph> graph, GraphPlan plan, Options options);
   void build();  // allocates the slots and the host list; throws NO_MEMORY
 
+  // Handed: a node's output passed on with the step of its consumer (from: the node; none
+  // for a step whose inputs are all read from the slot).
+  struct Handed {
+    uint32_t from = UINT32_MAX - 1;  // never a node, nor TETHER_GRAPH_INPUT
+    void* value = nullptr;
+  };
   // Steps: queue, run and finish one node of one execution (slot).
-  [[nodiscard]] bool try_post(size_t slot, uint32_t node) noexcept;  // false: not queued
-  void post_step(size_t slot, uint32_t node) noexcept;  // a step not queued fails its execution
-  void run_step(size_t slot, uint32_t node, Lane& lane) noexcept;
+  [[nodiscard]] bool try_post(size_t slot, uint32_t node, Handed handed) noexcept;  // false: not queued
+  void post_step(size_t slot, uint32_t node, Handed handed) noexcept;  // a step not queued fails its execution
+  void run_step(size_t slot, uint32_t node, Handed handed, Lane& lane) noexcept;
   // finish_step: hand_on, then count_finished (after which the graph may be gone).
   void finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;
   void hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;  // output, error, next steps
