@@ -4408,10 +4408,9 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   [[nodiscard]] bool try_post(size_t slot, uint32_t node, Handed handed) noexcept;  // false: not queued
   void post_step(size_t slot, uint32_t node, Handed handed) noexcept;  // a step not queued fails its execution
   void run_step(size_t slot, uint32_t node, Handed handed, Lane& lane) noexcept;
-  // finish_step: hand_on, then count_finished (after which the graph may be gone).
+  // finish_step: the output, the error, the next steps, then the step counted finished
+  // (after which the graph may be gone: the last step ends the execution).
   void finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;
-  void hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;  // output, error, next steps
-  void count_finished(size_t slot, uint32_t node) noexcept;  // the last one ends the execution
   [[nodiscard]] bool skips(const Slot& s) const noexcept;
   [[nodiscard]] ErrorPtr refusal_error(uint32_t node) const noexcept;
 
@@ -4766,39 +4765,29 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Handed handed, Lane& la
       });
     }
   }
-  // The next steps are queued first (the hand-over is what the next node waits for); the
-  // step is counted finished last: until then the graph lives (see StepCall).
-  hand_on(slot, node, std::move(error), output);
+  // S3 before the next steps are queued: once a step's output is handed on, its host no
+  // longer runs it (a tear-down meanwhile frees the thread here, not later).
   if (!released && (host.state.fetch_and(~HostSlot::kRunning, std::memory_order_acq_rel) & HostSlot::kReleased) != 0) {
     GraphHosts::instance().uninstall(lane, id_);  // S3: torn down while it ran
   }
-  count_finished(slot, node);
+  finish_step(slot, node, std::move(error), output);
 }
 
 void CompiledGraph::finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept {
-  hand_on(slot, node, std::move(error), output);
-  count_finished(slot, node);
-}
-
-void CompiledGraph::hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept {
   Slot& s = slots_[slot];
   s.values[node] = output;
   if (error && !s.failed.exchange(true, std::memory_order_acq_rel)) s.error = std::move(error);
   for (uint32_t consumer : plan_.consumers[node]) {
     // A consumer fed by this one edge alone (of the edges from nodes) is ready now: its
-    // countdown, whose line other nodes' steps write too, is not touched.
-    // Its only node input comes with the step (Handed): it need not read this slot's
-    // values, whose line this thread has just written.
+    // countdown, whose line other nodes' steps write too, is not touched, and its one
+    // node input comes with the step (Handed), not from this slot's values, whose line
+    // this thread has just written.
     if (plan_.node_edges[consumer] == 1) {
       post_step(slot, consumer, Handed{node, output});
     } else if (s.missing[consumer].fetch_sub(1, std::memory_order_acq_rel) == 1) {
       post_step(slot, consumer, Handed{});
     }
   }
-}
-
-void CompiledGraph::count_finished(size_t slot, uint32_t node) noexcept {
-  Slot& s = slots_[slot];
   // The host's count, then (its last step of this execution) the execution's: acq_rel
   // both, so the step that ends the execution sees every step's writes.
   if (hosts_[host_of_[node]]->steps_left[slot].fetch_sub(1, std::memory_order_acq_rel) == 1 &&

@@ -85,10 +85,9 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   [[nodiscard]] bool try_post(size_t slot, uint32_t node, Handed handed) noexcept;  // false: not queued
   void post_step(size_t slot, uint32_t node, Handed handed) noexcept;  // a step not queued fails its execution
   void run_step(size_t slot, uint32_t node, Handed handed, Lane& lane) noexcept;
-  // finish_step: hand_on, then count_finished (after which the graph may be gone).
+  // finish_step: the output, the error, the next steps, then the step counted finished
+  // (after which the graph may be gone: the last step ends the execution).
   void finish_step(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;
-  void hand_on(size_t slot, uint32_t node, ErrorPtr error, void* output) noexcept;  // output, error, next steps
-  void count_finished(size_t slot, uint32_t node) noexcept;  // the last one ends the execution
   [[nodiscard]] bool skips(const Slot& s) const noexcept;
   [[nodiscard]] ErrorPtr refusal_error(uint32_t node) const noexcept;
 

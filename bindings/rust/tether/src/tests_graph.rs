@@ -512,10 +512,13 @@ fn dropping_the_compiled_graph_while_a_node_blocks_returns_at_once_and_leaks_not
         assert!(err.is_cancelled(), "{err}");
         assert_eq!(run.poll(), State::Cancelled);
     }
-    // Worker 1's thread still runs the node: busy. Worker 0's is free already.
+    // Worker 1's thread still runs the node: busy. Worker 0's is free once it has run the
+    // steps it had queued (the later executions' first nodes may still have been running
+    // when the drop came: an ordinary call queued behind them answers after them).
     let (mut other, n) = one_node(&w[1], 0);
     let err = other.compile(&CompileOptions::new(), n).unwrap_err();
     assert_eq!(err.code(), sys::TETHER_E_THREAD_BUSY);
+    w[0].call(|_| ()).unwrap().wait_timeout(T).unwrap();
     let (mut on_w0, n0) = one_node(&w[0], 0);
     drop(on_w0.compile(&CompileOptions::new(), n0).unwrap());
 
