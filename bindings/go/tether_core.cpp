@@ -4045,9 +4045,9 @@ void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shar
 // burst that outruns its consumer grows it further (a burst of 65,536 fire-and-forget
 // calls to an actor whose thread shares the caller's CPU fills 129 blocks before the
 // consumer runs), and each block beyond the ring's 16 went back to the heap, so the next
-// burst, on that ring or a new actor's, faulted its pages in again: ~450 page faults per
-// such burst, 5-7 ns of the 17 ns a call took (perf stat, 2026-12-04). Here up to
-// kMaxBlocks (4 MiB) wait for reuse; more go back to the heap.
+// burst, on that ring or a new actor's, faulted its pages in again (~450 page faults per
+// such burst). Here up to kMaxBlocks (4 MiB) wait for reuse; more go back to the heap.
+// Measured (bench/compare, fire and forget on one CPU, 2026-12-04): 17-19 -> 16 ns a call.
 //
 // Thread safety: take and give from any thread, under mutex_ (once per 511 calls at
 // most). Blocks here are owned by the depot; a block taken is its ring's.
@@ -4526,8 +4526,8 @@ struct CompiledGraph::Slot {
 //      yes: uninstall (T1 came during S2)
 //
 // A step that skipped (S1 saw kReleased) leaves kRunning set: the word is never looked at
-// again but by later steps, which skip too. (A mutex did this before: two lock/unlock
-// pairs on every step, measured ~5 % of a step between two CPUs.)
+// again but by later steps, which skip too. (A mutex did this before: four read-modify-
+// writes a step instead of two; the difference measured within the noise of a step.)
 //
 // steps_left[slot]: the host's steps of that execution not yet finished. Its steps run on
 // its thread, so the count stays in that CPU's cache (a step refused or cancelled is

@@ -47,8 +47,8 @@ struct CompiledGraph::Slot {
 //      yes: uninstall (T1 came during S2)
 //
 // A step that skipped (S1 saw kReleased) leaves kRunning set: the word is never looked at
-// again but by later steps, which skip too. (A mutex did this before: two lock/unlock
-// pairs on every step, measured ~5 % of a step between two CPUs.)
+// again but by later steps, which skip too. (A mutex did this before: four read-modify-
+// writes a step instead of two; the difference measured within the noise of a step.)
 //
 // steps_left[slot]: the host's steps of that execution not yet finished. Its steps run on
 // its thread, so the count stays in that CPU's cache (a step refused or cancelled is

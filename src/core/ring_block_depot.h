@@ -3,9 +3,9 @@
 // burst that outruns its consumer grows it further (a burst of 65,536 fire-and-forget
 // calls to an actor whose thread shares the caller's CPU fills 129 blocks before the
 // consumer runs), and each block beyond the ring's 16 went back to the heap, so the next
-// burst, on that ring or a new actor's, faulted its pages in again: ~450 page faults per
-// such burst, 5-7 ns of the 17 ns a call took (perf stat, 2026-12-04). Here up to
-// kMaxBlocks (4 MiB) wait for reuse; more go back to the heap.
+// burst, on that ring or a new actor's, faulted its pages in again (~450 page faults per
+// such burst). Here up to kMaxBlocks (4 MiB) wait for reuse; more go back to the heap.
+// Measured (bench/compare, fire and forget on one CPU, 2026-12-04): 17-19 -> 16 ns a call.
 //
 // Thread safety: take and give from any thread, under mutex_ (once per 511 calls at
 // most). Blocks here are owned by the depot; a block taken is its ring's.
