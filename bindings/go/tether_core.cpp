@@ -354,7 +354,8 @@ class EventCount {
  public:
   // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
   // and after. Returns early on a notify, the deadline, or spuriously: re-check.
-  void wait(std::unique_lock<std::mutex>& lock, const Deadline& deadline) noexcept {
+  template <class Mutex>
+  void wait(std::unique_lock<Mutex>& lock, const Deadline& deadline) noexcept {
     waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
     const uint32_t key = epoch_.load(std::memory_order_seq_cst);
     lock.unlock();  // W3
@@ -365,8 +366,8 @@ class EventCount {
 
   // wait_until(lock, deadline, condition): W1..W4 until condition() (checked with lock
   // held) or the deadline; returns condition().
-  template <class Condition>
-  bool wait_until(std::unique_lock<std::mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
+  template <class Mutex, class Condition>
+  bool wait_until(std::unique_lock<Mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
     while (!condition()) {
       if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
       wait(lock, deadline);
@@ -1753,6 +1754,83 @@ class Mailbox {
 
 }  // namespace tether
 // ---- end of core/mailbox.h ----
+// ---- core/word_mutex.h ----
+// WordMutex: a mutex in one 32-bit word, parked on with platform::park_while (Drepper's
+// "Futexes Are Tricky", mutex 3). Why not std::mutex: a call's scope and a lane's
+// mailbox push lock a mutex two or three times per call, uncontended almost always, and
+// glibc's pthread_mutex_lock/unlock pair is ~55 instructions and two calls into libc
+// (type checks, owner bookkeeping); here the pair is one inline atomic each way.
+// Measured: bench/README.md ("What moved them", 2026-12-05).
+//
+// Not recursive, no owner check, not fork-aware: for locks held for a few instructions
+// around plain data (never across a callback), like the std::mutex it replaces.
+//
+// Thread safety: every member may be called from any thread; unlock only by the holder.
+//
+// Wait protocol (word_: 0 free, 1 held, 2 held and a thread may be parked):
+//
+//   locker                                         unlocker (the holder)
+//   L1 CAS 0 -> 1: done (acquire)                  U1 exchange(0) (release)
+//   L2 spin kSpins turns while held; CAS 0 -> 1    U2 it was 2 -> wake_one_parked(word_)
+//   L3 exchange(2): it was 0 -> done (held, maybe
+//      with waiters: the next unlock wakes one)
+//   L4 park_while(word_ == 2); back to L3
+//
+// Why no wake-up is lost: a locker parks only while word_ is 2 (compared in the kernel,
+// atomically with the wakes of the word), and it made word_ 2 itself in L3, after which
+// every unlock sees 2 (U1) and wakes one (U2). A woken locker makes it 2 again in L3, so
+// a third thread still parked is woken by the next unlock too.
+
+#include <atomic>
+#include <cstdint>
+
+
+namespace tether {
+
+class WordMutex {
+ public:
+  WordMutex() = default;
+  WordMutex(const WordMutex&) = delete;
+  WordMutex& operator=(const WordMutex&) = delete;
+
+  void lock() noexcept {
+    uint32_t free = 0;
+    if (word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;  // L1
+    lock_contended();
+  }
+  [[nodiscard]] bool try_lock() noexcept {
+    uint32_t free = 0;
+    return word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  void unlock() noexcept {
+    if (word_.exchange(0, std::memory_order_release) == 2) platform::wake_one_parked(word_);  // U1, U2
+  }
+
+ private:
+  // kSpins: L2's turns (one pause each, ~26 ns here). A holder keeps the word for well
+  // under a microsecond, so a short spin catches most contention without a syscall; a
+  // holder that was preempted is waited for parked, not spun on.
+  static constexpr int kSpins = 64;
+
+  [[gnu::noinline]] void lock_contended() noexcept {
+    for (int i = 0; i < kSpins; ++i) {  // L2
+      cpu_relax();
+      uint32_t free = 0;
+      if (word_.load(std::memory_order_relaxed) == 0 &&
+          word_.compare_exchange_weak(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        return;
+      }
+    }
+    while (word_.exchange(2, std::memory_order_acquire) != 0) {  // L3
+      platform::park_while(word_, 2, -1);                          // L4
+    }
+  }
+
+  std::atomic<uint32_t> word_{0};
+};
+
+}  // namespace tether
+// ---- end of core/word_mutex.h ----
 
 namespace tether {
 
@@ -1925,7 +2003,7 @@ class Inbox {
 
   const bool has_rings_;
   Mailbox mailbox_;
-  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
+  WordMutex push_mutex_;  // with rings: orders mailbox pushes with their published count
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made
@@ -2671,7 +2749,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
-  mutable std::mutex mutex_;
+  mutable WordMutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only

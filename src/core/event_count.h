@@ -35,7 +35,8 @@ class EventCount {
  public:
   // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
   // and after. Returns early on a notify, the deadline, or spuriously: re-check.
-  void wait(std::unique_lock<std::mutex>& lock, const Deadline& deadline) noexcept {
+  template <class Mutex>
+  void wait(std::unique_lock<Mutex>& lock, const Deadline& deadline) noexcept {
     waiters_.fetch_add(1, std::memory_order_seq_cst);  // W2
     const uint32_t key = epoch_.load(std::memory_order_seq_cst);
     lock.unlock();  // W3
@@ -46,8 +47,8 @@ class EventCount {
 
   // wait_until(lock, deadline, condition): W1..W4 until condition() (checked with lock
   // held) or the deadline; returns condition().
-  template <class Condition>
-  bool wait_until(std::unique_lock<std::mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
+  template <class Mutex, class Condition>
+  bool wait_until(std::unique_lock<Mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
     while (!condition()) {
       if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
       wait(lock, deadline);

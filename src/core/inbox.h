@@ -63,6 +63,7 @@
 #include "core/chaos.h"
 #include "core/mailbox.h"
 #include "core/source_marks.h"
+#include "core/word_mutex.h"
 
 namespace tether {
 
@@ -235,7 +236,7 @@ class Inbox {
 
   const bool has_rings_;
   Mailbox mailbox_;
-  std::mutex push_mutex_;  // with rings: orders mailbox pushes with their published count
+  WordMutex push_mutex_;  // with rings: orders mailbox pushes with their published count
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made

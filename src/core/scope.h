@@ -35,6 +35,7 @@
 #include "core/lazy_thread_group.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
+#include "core/word_mutex.h"
 #include "tether/tether.h"
 
 namespace tether {
@@ -243,7 +244,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   size_t live_ = 0;                // guarded by mutex_: participants not yet returned
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
-  mutable std::mutex mutex_;
+  mutable WordMutex mutex_;
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
