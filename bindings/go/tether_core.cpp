@@ -2728,6 +2728,15 @@ class Scope : public std::enable_shared_from_this<Scope> {
     if (!notices.empty()) run_each(notices);
   }
   static void run_each(std::vector<Notice>& notices);
+  // notify_waiters: wakes waiters after a change of what they wait for (made under
+  // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
+  // settled_, which that waiter watches (spin_for_call).
+  void notify_waiters() noexcept {
+    wakeups_.notify_all();
+    if (waiter_spins_.load(std::memory_order_relaxed) && state() >= TETHER_SUCCEEDED) {
+      settled_.store(true, std::memory_order_release);
+    }
+  }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
@@ -2750,6 +2759,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable WordMutex mutex_;
+  // waiter_spins_: set by a waiter before it spins (spin_for_call), read by the thread
+  // that ends the scope: only then does that thread write settled_'s line.
+  mutable std::atomic<bool> waiter_spins_{false};
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
@@ -2771,6 +2783,14 @@ class Scope : public std::enable_shared_from_this<Scope> {
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
   std::vector<void*> output_values_;     // guarded by mutex_
+  // settled_: set (release) once the scope is terminal, if a waiter spins for it, by the
+  // ending thread after its last write to the lines above (notify_waiters). The spinning
+  // waiter watches this word, not state_: a look at state_'s line pulls it back from the
+  // running side between each of that side's writes to it (lock, state, count, unlock),
+  // and each then fetches it again. Last, so lines away from state_; unwritten when
+  // nobody spins (calls answered before they are waited for), so the pool's next use of
+  // the block does not fetch the line back from the running side's CPU.
+  std::atomic<bool> settled_{false};
 };
 
 }  // namespace tether
@@ -5347,7 +5367,8 @@ enum class Kind : uint8_t { Runner = 1, Executor, Actor, Future, Error, Graph, C
 
 class HandleTable {
  public:
-  static HandleTable& instance();
+  // instance: inline, every lookup starts here; never destroyed (see the class comment).
+  static HandleTable& instance() noexcept { return immortal<HandleTable>(); }
 
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;
@@ -5762,25 +5783,27 @@ const char* kind_name(Kind kind) noexcept {
   return "object";
 }
 
-HandleTable& HandleTable::instance() {
-  return immortal<HandleTable>();  // never destroyed: see the class comment
-}
-
 // SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
 // waiter spins (and yields after a while: the holder may have been preempted).
 class HandleTable::SlotLock {
  public:
   explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
-    SpinWait spin;
-    while (busy_.exchange(true, std::memory_order_acquire)) {
-      while (busy_.load(std::memory_order_relaxed)) spin.once();
-    }
+    if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_contended(busy_);
   }
   ~SlotLock() { busy_.store(false, std::memory_order_release); }
   SlotLock(const SlotLock&) = delete;
   SlotLock& operator=(const SlotLock&) = delete;
 
  private:
+  // lock_contended: out of line, so a lookup's fast path keeps its registers (a call
+  // with a future makes four lookups).
+  [[gnu::noinline]] static void lock_contended(std::atomic<bool>& busy) noexcept {
+    SpinWait spin;
+    do {
+      while (busy.load(std::memory_order_relaxed)) spin.once();
+    } while (busy.exchange(true, std::memory_order_acquire));
+  }
+
   std::atomic<bool>& busy_;
 };
 
@@ -6686,7 +6709,7 @@ void Scope::fail_pending(ErrorPtr e) {
     dropped = std::move(pending_arg_);
     notices = record_locked(std::move(e));
   }
-  wakeups_.notify_all();
+  notify_waiters();
   dropped.reset();
   run_notices(std::move(notices));
 }
@@ -6718,7 +6741,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
-    wakeups_.notify_all();
+    notify_waiters();
     run_notices(std::move(quiet));
     throw;
   }
@@ -6742,7 +6765,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     quiet = leave_locked();
     now_quiet = live_ == 0;
   }
-  wakeups_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
+  notify_waiters();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
@@ -6775,7 +6798,7 @@ void Scope::report(ErrorPtr e) {
     reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
-  wakeups_.notify_all();
+  notify_waiters();
   run_notices(std::move(notices));
 }
 
@@ -6843,7 +6866,7 @@ void Scope::cancel() {
       notices = complete_locked(TETHER_CANCELLED);
     }
   }
-  wakeups_.notify_all();
+  notify_waiters();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
   run_notices(std::move(notices));
 }
@@ -6958,7 +6981,11 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
-  while (state() < TETHER_SUCCEEDED) {
+  // The look is at settled_ (see its comment), and at the state once every 16 looks: a
+  // scope that ended before waiter_spins_ was seen is never marked settled_.
+  waiter_spins_.store(true, std::memory_order_relaxed);
+  uint32_t looks = 0;
+  while (!settled_.load(std::memory_order_acquire) && (++looks % 16 != 0 || state() < TETHER_SUCCEEDED)) {
     if (end.passed()) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
@@ -7044,7 +7071,7 @@ void Scope::wait_quiet() {
 void Scope::end_handle() {
   std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
   handle_ended_.store(true, std::memory_order_release);
-  wakeups_.notify_all();
+  notify_waiters();
 }
 
 bool Scope::is_inside() const noexcept {

@@ -39,7 +39,8 @@ enum class Kind : uint8_t { Runner = 1, Executor, Actor, Future, Error, Graph, C
 
 class HandleTable {
  public:
-  static HandleTable& instance();
+  // instance: inline, every lookup starts here; never destroyed (see the class comment).
+  static HandleTable& instance() noexcept { return immortal<HandleTable>(); }
 
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;

@@ -105,7 +105,7 @@ void Scope::fail_pending(ErrorPtr e) {
     dropped = std::move(pending_arg_);
     notices = record_locked(std::move(e));
   }
-  wakeups_.notify_all();
+  notify_waiters();
   dropped.reset();
   run_notices(std::move(notices));
 }
@@ -137,7 +137,7 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
-    wakeups_.notify_all();
+    notify_waiters();
     run_notices(std::move(quiet));
     throw;
   }
@@ -161,7 +161,7 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     quiet = leave_locked();
     now_quiet = live_ == 0;
   }
-  wakeups_.notify_all();  // after unlocking, so woken waiters do not block on mutex_ at once
+  notify_waiters();  // after unlocking, so woken waiters do not block on mutex_ at once
   run_notices(std::move(notices));
   run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
@@ -194,7 +194,7 @@ void Scope::report(ErrorPtr e) {
     reserve_errors_locked(1);  // the reported error's own room
     notices = record_locked(std::move(e));
   }
-  wakeups_.notify_all();
+  notify_waiters();
   run_notices(std::move(notices));
 }
 
@@ -262,7 +262,7 @@ void Scope::cancel() {
       notices = complete_locked(TETHER_CANCELLED);
     }
   }
-  wakeups_.notify_all();
+  notify_waiters();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
   run_notices(std::move(notices));
 }
@@ -377,7 +377,11 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
-  while (state() < TETHER_SUCCEEDED) {
+  // The look is at settled_ (see its comment), and at the state once every 16 looks: a
+  // scope that ended before waiter_spins_ was seen is never marked settled_.
+  waiter_spins_.store(true, std::memory_order_relaxed);
+  uint32_t looks = 0;
+  while (!settled_.load(std::memory_order_acquire) && (++looks % 16 != 0 || state() < TETHER_SUCCEEDED)) {
     if (end.passed()) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
@@ -463,7 +467,7 @@ void Scope::wait_quiet() {
 void Scope::end_handle() {
   std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
   handle_ended_.store(true, std::memory_order_release);
-  wakeups_.notify_all();
+  notify_waiters();
 }
 
 bool Scope::is_inside() const noexcept {

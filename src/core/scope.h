@@ -223,6 +223,15 @@ class Scope : public std::enable_shared_from_this<Scope> {
     if (!notices.empty()) run_each(notices);
   }
   static void run_each(std::vector<Notice>& notices);
+  // notify_waiters: wakes waiters after a change of what they wait for (made under
+  // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
+  // settled_, which that waiter watches (spin_for_call).
+  void notify_waiters() noexcept {
+    wakeups_.notify_all();
+    if (waiter_spins_.load(std::memory_order_relaxed) && state() >= TETHER_SUCCEEDED) {
+      settled_.store(true, std::memory_order_release);
+    }
+  }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
@@ -245,6 +254,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable WordMutex mutex_;
+  // waiter_spins_: set by a waiter before it spins (spin_for_call), read by the thread
+  // that ends the scope: only then does that thread write settled_'s line.
+  mutable std::atomic<bool> waiter_spins_{false};
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
@@ -266,6 +278,14 @@ class Scope : public std::enable_shared_from_this<Scope> {
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
   std::vector<void*> output_values_;     // guarded by mutex_
+  // settled_: set (release) once the scope is terminal, if a waiter spins for it, by the
+  // ending thread after its last write to the lines above (notify_waiters). The spinning
+  // waiter watches this word, not state_: a look at state_'s line pulls it back from the
+  // running side between each of that side's writes to it (lock, state, count, unlock),
+  // and each then fetches it again. Last, so lines away from state_; unwritten when
+  // nobody spins (calls answered before they are waited for), so the pool's next use of
+  // the block does not fetch the line back from the running side's CPU.
+  std::atomic<bool> settled_{false};
 };
 
 }  // namespace tether
