@@ -7971,11 +7971,14 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
+  const Deadline room = Deadline::after(timeout_ns);
+  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender cache
+    *out = future_handle(actor->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr));
+    return TETHER_OK;
+  }
   // The core chooses the path; a fast call caches the actor for this thread's next calls.
   actor_cache::ThisThread senders(a.id, actor);
-  std::shared_ptr<Scope> future =
-      actor->call(group, m, std::move(arg), out != nullptr, Deadline::after(timeout_ns), &senders);
-  if (out != nullptr) *out = future_handle(std::move(future));
+  (void)actor->call(group, m, std::move(arg), /*want_future=*/false, room, &senders);
   return TETHER_OK;
 }
 
