@@ -2747,7 +2747,9 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // set_result, finish: the state, the lock, the count, the arg, the result, the
   // notices' emptiness, the waiters' word) comes first, in the two cache lines after the
   // shared_ptr's control block, and what a plain call never touches (the options but
-  // owner_stop, the errors, threads, outputs) after it. Measured: bench/README.md.
+  // owner_stop, the errors, threads, outputs) after it; but settled_, which a spinning
+  // waiter watches while the running side writes those lines, comes last, lines away.
+  // Measured: bench/README.md.
   std::atomic<int32_t> state_{TETHER_RUNNING};  // written under mutex_
   std::atomic<bool> stop_requested_{false};    // written under mutex_
   bool cancel_requested_ = false;  // guarded by mutex_
