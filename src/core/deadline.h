@@ -69,6 +69,9 @@ class SpinEnd {
     if (++looks_ % kLooks != 0) return false;
     return Deadline::Clock::now() >= until_;
   }
+  // checked: whether the last passed() read the clock: once every kLooks looks, when a
+  // spin's other slow checks are due too.
+  [[nodiscard]] bool checked() const noexcept { return looks_ % kLooks == 0; }
 
  private:
   static constexpr uint32_t kLooks = 16;

@@ -7,8 +7,8 @@
 // such burst). Here up to kMaxBlocks (4 MiB) wait for reuse; more go back to the heap.
 // Measured (bench/compare, fire and forget on one CPU, 2026-12-04): 17-19 -> 16 ns a call.
 //
-// Thread safety: take and give from any thread, under mutex_ (once per 511 calls at
-// most). Blocks here are owned by the depot; a block taken is its ring's.
+// Thread safety: take and give from any thread, under the depot's mutex (once per 511
+// calls at most). Blocks here are owned by the depot; a block taken is its ring's.
 #pragma once
 
 #include <cstddef>

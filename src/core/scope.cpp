@@ -377,12 +377,13 @@ void Scope::spin_for_call(const Deadline& deadline) const noexcept {
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
-  // The look is at settled_ (see its comment), and at the state once every 16 looks: a
-  // scope that ended before waiter_spins_ was seen is never marked settled_.
+  // The look is at settled_ (see its comment), and at the state when the clock is read
+  // too: a scope that ended before waiter_spins_ was seen is never marked settled_.
   waiter_spins_.store(true, std::memory_order_relaxed);
-  uint32_t looks = 0;
-  while (!settled_.load(std::memory_order_acquire) && (++looks % 16 != 0 || state() < TETHER_SUCCEEDED)) {
-    if (end.passed()) {
+  while (!settled_.load(std::memory_order_acquire)) {
+    const bool timed_out = end.passed();
+    if (end.checked() && state() >= TETHER_SUCCEEDED) break;
+    if (timed_out) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
         partner->wake_spin_timed_out();
