@@ -200,8 +200,9 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   std::atomic<uint64_t>& fast_settled() noexcept { return ledger_.owner_fast_settled(); }
   void accept() noexcept { accepted().fetch_add(1, std::memory_order_seq_cst); }
   void settle() noexcept;                        // may queue the destructor
-  void settle_fast() noexcept;                   // a fast call settled (default thread only)
-  void run_fast(Lane& lane, const FastCall& call) noexcept override;
+  void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
+  void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
+  void run_fast_not_alive(const FastCall& first, FastRun& more) noexcept;  // run_fast before or without a state
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
   // post_fast: a fast call through sender when nothing stands in the way (see
@@ -212,7 +213,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
                                       Deadline room);
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
-  void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads
+  void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
   void finish_if_idle() noexcept;               // queues the destructor if stopped and idle
   void start_stop(bool cancel);

@@ -5,11 +5,15 @@
 // What it saves per call: the producer writes its own tally and its own ring (no atomic
 // read-modify-write, no shared cache line but the published count the consumer reads);
 // the default thread runs the call from the ring entry and counts it in fields only it
-// writes. The lifetime and stop rules are the class comment's in actor.h.
+// writes; the calls a ring holds next for this actor it runs back to back (a FastRun,
+// inbox.h) with one Task, counting and settling those that succeed once, at the run's
+// end. The lifetime and stop rules are the class comment's in actor.h.
 #include "core/actor.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/status_error.h"
+
+#include <optional>
 
 namespace tether {
 
@@ -57,27 +61,49 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
   finish_if_idle();
 }
 
-void Actor::run_fast(Lane& lane, const FastCall& call) noexcept {
-  ledger_.fast_left();
-  if (const Life life = life_.load(std::memory_order_acquire); life != Life::Alive) [[unlikely]] {
-    if (life == Life::Dead) {
+void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  // life_ cannot change during a run: only the constructor call changes it, and it runs
+  // on this thread.
+  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
+    run_fast_not_alive(first, more);
+    return;
+  }
+  // A run's calls that succeed are counted and settled once, at its end (a store per
+  // count and one fence for the run, not for each call). Each call still leaves the queue
+  // before it runs: a running call is not queued (stats).
+  // The calls share one Task while they leave it as they found it (no failure recorded,
+  // no nested thread): a new one only after a call that did not.
+  uint64_t succeeded = 0;
+  std::optional<Task> task;
+  task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+  FastCall call = first;
+  do {
+    ledger_.fast_left();
+    ErrorPtr err = run_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
+    if (call.drop != nullptr) call.drop(call.arg);
+    if (err || task->lazy_scope()) [[unlikely]] {
+      finish_fast(*task, std::move(err));
+      task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+      continue;
+    }
+    ++succeeded;
+  } while (more.next(call));
+  ledger_.fast_succeeded(succeeded);
+  settle_fast(succeeded);
+}
+
+void Actor::run_fast_not_alive(const FastCall& first, FastRun& more) noexcept {
+  FastCall call = first;
+  do {
+    ledger_.fast_left();
+    if (life_.load(std::memory_order_acquire) == Life::Dead) {
       fail_dead_fast(call);
     } else {  // a stop CANCEL cancelled the constructor: this call never runs either
       if (call.drop != nullptr) call.drop(call.arg);
       ledger_.cancelled();
     }
     settle_fast();
-    return;
-  }
-  Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
-  ErrorPtr err = run_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
-  if (call.drop != nullptr) call.drop(call.arg);
-  if (err || task.lazy_scope()) [[unlikely]] {
-    finish_fast(task, std::move(err));
-    return;
-  }
-  ledger_.fast_succeeded();
-  settle_fast();
+  } while (more.next(call));
 }
 
 void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
@@ -113,8 +139,8 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
   settle();  // a canceller's thread: the shared counter
 }
 
-void Actor::settle_fast() noexcept {
-  fast_settled().store(fast_settled().load(std::memory_order_relaxed) + 1, std::memory_order_release);
+void Actor::settle_fast(uint64_t n) noexcept {
+  fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
   light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
   if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
 }

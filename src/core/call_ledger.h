@@ -99,9 +99,10 @@ class CallLedger {
   void remove_tally(Tally* t) noexcept;
   // fast_admitted: every fast call admitted so far.
   [[nodiscard]] uint64_t fast_admitted() const noexcept;
-  // The consumer of the fast calls: one started (or will never run), one succeeded.
-  void fast_left() noexcept { bump(fast_left_); }
-  void fast_succeeded() noexcept { bump(fast_completed_); }
+  // The consumer of the fast calls: one started (or will never run), n succeeded (it
+  // may count a run of calls that succeeded at the run's end).
+  void fast_left() noexcept { bump(fast_left_, 1); }
+  void fast_succeeded(uint64_t n = 1) noexcept { bump(fast_completed_, n); }
 
   // The owner's own counts of calls accepted and settled (an actor's end waits for them
   // to match: actor.h), kept on the lines of the sides that write them, so the owner
@@ -123,8 +124,8 @@ class CallLedger {
     const uint64_t left = left_.load(std::memory_order_seq_cst);  // before admitted_: never negative
     return admitted_.load(std::memory_order_seq_cst) - left;
   }
-  static void bump(std::atomic<uint64_t>& c) noexcept {
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  static void bump(std::atomic<uint64_t>& c, uint64_t n) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
   [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
 

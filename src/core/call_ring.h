@@ -53,6 +53,14 @@ struct RingEntry {
 
   [[nodiscard]] Kind kind() const noexcept { return static_cast<Kind>(word3 & kKindMask); }
   [[nodiscard]] SourceMarks marks() const noexcept;
+  // kFast: the call's target, and the call (word0 as the consumer loaded it).
+  [[nodiscard]] FastTarget* fast_target() const noexcept {
+    return reinterpret_cast<FastTarget*>(word3 & ~kKindMask);
+  }
+  [[nodiscard]] FastCall fast_call(uintptr_t word0_seen) const noexcept {
+    return FastCall{reinterpret_cast<tether_method_fn>(word0_seen), reinterpret_cast<void*>(word1),
+                    reinterpret_cast<tether_drop_fn>(word2)};
+  }
 };
 static_assert(sizeof(RingEntry) == 32);
 

@@ -31,15 +31,6 @@ constexpr int kBuildUpPauses = 16;
 
 size_t next_source(size_t s) noexcept { return s + 1 == kLaneSources ? 0 : s + 1; }
 
-FastTarget* fast_target(const RingEntry& e) noexcept {
-  return reinterpret_cast<FastTarget*>(e.word3 & ~RingEntry::kKindMask);
-}
-
-FastCall fast_call(const RingEntry& e, uintptr_t word0) noexcept {
-  return FastCall{reinterpret_cast<tether_method_fn>(word0), reinterpret_cast<void*>(e.word1),
-                  reinterpret_cast<tether_drop_fn>(e.word2)};
-}
-
 }  // namespace
 
 Inbox::~Inbox() {
@@ -62,7 +53,7 @@ void Inbox::cancel_everything() noexcept {
     if (r == nullptr) continue;
     r->for_each_queued([](RingEntry& e) {
       const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
-      if (word0 != 0 && e.kind() == RingEntry::kFast) fast_target(e)->cancel_fast(fast_call(e, word0));
+      if (word0 != 0 && e.kind() == RingEntry::kFast) e.fast_target()->cancel_fast(e.fast_call(word0));
     });
   }
 }
@@ -218,8 +209,8 @@ bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
     const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
     w.call = nullptr;
-    w.target = fast_target(*e);
-    w.fast = fast_call(*e, word0);
+    w.target = e->fast_target();
+    w.fast = e->fast_call(word0);
     return true;
   }
   return false;
@@ -251,8 +242,11 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     step_ring(*r);
     const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-    ++ran;
-    fast_target(*e)->run_fast(lane, fast_call(*e, word0));
+    // The target runs this call and the ones right behind it that are its too.
+    FastTarget* target = e->fast_target();
+    FastRun more(*this, *r, target, kBatch - ran - 1);
+    target->run_fast(lane, e->fast_call(word0), more);
+    ran += 1 + more.taken();
   }
   if (ran == kBatch) {  // the others' turn
     current_ = next_source(s);
@@ -328,9 +322,9 @@ size_t Inbox::cancel_queued_if(Pred pred) {
         r->for_each_queued([&](RingEntry& e) {
           const uintptr_t word0 = e.word0.load(std::memory_order_acquire);
           if (word0 == 0 || e.kind() != RingEntry::kFast) return;
-          FastTarget* target = fast_target(e);
+          FastTarget* target = e.fast_target();
           if (!pred(target->fast_owner())) return;
-          fast.emplace_back(target, fast_call(e, word0));
+          fast.emplace_back(target, e.fast_call(word0));
           e.word0.store(0, std::memory_order_release);  // claimed: the consumer steps over it
         });
       }

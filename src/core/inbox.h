@@ -103,12 +103,15 @@ class Call : public MailboxNode {
   bool claimed_ = false;  // guarded by the mailbox's consumer token
 };
 
+class FastRun;
+
 // FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
 // its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
 class FastTarget {
  public:
-  // run_fast: runs call on the lane's consumer.
-  virtual void run_fast(Lane& lane, const FastCall& call) noexcept = 0;
+  // run_fast: runs first on the lane's consumer, then each call more.next() gives: the
+  // ring's next calls to this target, run back to back with one set-up (drain_ring).
+  virtual void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept = 0;
   // cancel_fast: the call never runs (claimed by a canceller, or its lane ended).
   virtual void cancel_fast(const FastCall& call) noexcept = 0;
   // fast_owner: the owner() its calls would have as Calls (cancel_queued_of compares it).
@@ -120,6 +123,7 @@ class FastTarget {
 
 class Inbox {
  public:
+  friend class FastRun;
   // Work: what the consumer took: a Call, or a fast call and its target.
   struct Work {
     Call* call = nullptr;
@@ -181,14 +185,7 @@ class Inbox {
   // takes try_pop: another source, marks to wait for, or the wait).
   bool drain_ring(Lane& lane) noexcept;
   // run: runs what try_pop took, on lane, and lets it go.
-  static void run(Work& w, Lane& lane) noexcept {
-    if (w.call != nullptr) {
-      w.call->run(lane);
-      w.call->unref();
-    } else {
-      w.target->run_fast(lane, w.fast);
-    }
-  }
+  static void run(Work& w, Lane& lane) noexcept;
 
   // ---- cancellers (any thread) ----
   // cancel_queued_of / cancel_all_queued: claims every queued call of owner (a Call's
@@ -249,5 +246,52 @@ class Inbox {
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
 };
+
+// FastRun: the calls to one target that a ring holds next, up to a limit, handed out one
+// at a time by next(): what drain_ring lets a target's run_fast run back to back. A run
+// ends at the first entry that is not such a call (marks, another target's, none
+// published yet) and at the limit; calls a canceller claimed are stepped over. Used by
+// the lane's consumer only, within one run_fast.
+class FastRun {
+ public:
+  FastRun() noexcept = default;  // none: a call taken alone (Inbox::run)
+  FastRun(Inbox& inbox, CallRing& ring, const FastTarget* target, uint32_t limit) noexcept
+      : inbox_(&inbox), ring_(&ring), target_(target), room_(limit) {}
+
+  // next: the run's next call (the consumer has stepped past its entry), or false.
+  [[nodiscard]] bool next(FastCall& call) noexcept {
+    while (room_ != 0) {
+      RingEntry* e = ring_->peek();
+      if (e == nullptr || e->kind() != RingEntry::kFast || e->fast_target() != target_) return false;
+      inbox_->step_ring(*ring_);
+      const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
+      if (word0 == 0) continue;  // claimed by a canceller, who finishes it
+      --room_;
+      ++taken_;
+      call = e->fast_call(word0);
+      return true;
+    }
+    return false;
+  }
+  // taken: how many calls next() gave.
+  [[nodiscard]] uint32_t taken() const noexcept { return taken_; }
+
+ private:
+  Inbox* inbox_ = nullptr;
+  CallRing* ring_ = nullptr;
+  const FastTarget* target_ = nullptr;
+  uint32_t room_ = 0;
+  uint32_t taken_ = 0;
+};
+
+inline void Inbox::run(Work& w, Lane& lane) noexcept {
+  if (w.call != nullptr) {
+    w.call->run(lane);
+    w.call->unref();
+  } else {
+    FastRun none;
+    w.target->run_fast(lane, w.fast, none);
+  }
+}
 
 }  // namespace tether

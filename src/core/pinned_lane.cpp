@@ -1,6 +1,7 @@
 #include "core/pinned_lane.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "core/asymmetric_fence.h"
@@ -27,8 +28,12 @@ void PinnedLane::serve() noexcept {
   const Deadline forever = Deadline::after(-1);
   Work w;
   for (;;) {
-    if (drain_ring()) continue;
+    if (drain_ring()) {
+      ran_fast_calls_ = true;
+      continue;
+    }
     if (!next(w, forever)) break;
+    ran_fast_calls_ = w.call == nullptr;
     execute(w);
   }
 }
@@ -54,7 +59,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     if (const Take t = take(w); t != Take::kNothing) {
       if (t == Take::kRetry) {
         const int32_t cpu = current_cpu();
-        wait_for_link(link, cpu >= 0 && presence_->partner_cpu() == cpu);
+        wait_for_link(link, partner_here(cpu));
         continue;
       }
       return t == Take::kWork;
@@ -76,6 +81,11 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
                                 : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
     }
     if (arrived) continue;
+    if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
+      ran_fast_calls_ = false;
+      std::this_thread::yield();
+      if (work_ready()) continue;
+    }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
@@ -102,7 +112,7 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
 
 int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
-  if (cpu >= 0 && presence_->partner_cpu() == cpu) return 0;  // the next push comes from this CPU
+  if (partner_here(cpu)) return 0;  // the next push comes from this CPU
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 

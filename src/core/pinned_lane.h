@@ -46,7 +46,9 @@
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
 // waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
-// the thread that will push), else within an adaptive budget (idle_budget_ns_, between
+// the thread that will push; if what serve() ran last was fire-and-forget calls, C1
+// yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
+// says why), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
 // the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
 // its CPU in presence_ at C1 and after C6, and kParked (with the CPU it parks on) before
@@ -80,7 +82,10 @@ class PinnedLane final : public Lane {
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     inbox_.push_fast(ring, call, target);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_parked();  // P2
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {  // P2
+      presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
+      wake_parked();
+    }
   }
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
@@ -100,7 +105,12 @@ class PinnedLane final : public Lane {
   int64_t idle_spin_budget(int32_t cpu) noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
+  // partner_here: the lane's last partner (core/spin_policy.h) runs on cpu, this thread's.
+  [[nodiscard]] bool partner_here(int32_t cpu) const noexcept { return cpu >= 0 && presence_->partner_cpu() == cpu; }
+
   std::atomic<bool> running_manual_{false};
+  // ran_fast_calls_: the work serve() ran last was fire-and-forget calls (consumer only).
+  bool ran_fast_calls_ = false;
   LanePresence* const presence_;  // see "How long C1 spins"
 
   // Consumer state (see Thread safety).

@@ -60,12 +60,21 @@ class TestCall final : public Call {
 class TestTarget final : public FastTarget {
  public:
   TestTarget(const void* owner, Log& log) : owner_(owner), log_(log) {}
-  void run_fast(Lane&, const FastCall& call) noexcept override { log_.ran(id_of(call)); }
+  void run_fast(Lane&, const FastCall& first, tether::FastRun& more) noexcept override {
+    ++runs;
+    FastCall call = first;
+    do {
+      log_.ran(id_of(call));
+    } while (more.next(call));
+  }
   void cancel_fast(const FastCall& call) noexcept override { log_.cancelled(id_of(call)); }
   [[nodiscard]] const void* fast_owner() const noexcept override { return owner_; }
 
   // call: a fast call carrying id (the method is never called: the target runs it).
   static FastCall call(uint64_t id);
+
+  // runs: how many times the consumer called run_fast (each a run of calls back to back).
+  std::atomic<size_t> runs{0};
 
  private:
   static uint64_t id_of(const FastCall& c) { return reinterpret_cast<uintptr_t>(c.arg); }

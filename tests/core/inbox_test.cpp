@@ -108,6 +108,29 @@ void run_producers(size_t producers, size_t per, Log& log, size_t& leased) {
   inbox.cancel_everything();
 }
 
+TEST(Inbox, DrainRingRunsEachTargetsCallsBackToBackUpToABatch) {
+  Log log;
+  const int a = 0, b = 0;
+  TestTarget target_a(&a, log), target_b(&b, log);
+  Inbox inbox(true);
+  CallRing* ring = inbox.lease_ring();
+  ASSERT_NE(nullptr, ring);
+  // a a a b a, then 300 of a: the first drain runs a's three in one run, b's one, a's one
+  // and a's next ones in a run that ends at the batch's limit (128 calls a drain).
+  const uint64_t first[] = {0, 0, 0, 1, 0};
+  uint64_t seq = 0;
+  for (uint64_t t : first) ASSERT_TRUE(push_fast(inbox, *ring, t == 0 ? target_a : target_b, id_of(0, seq++)));
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(push_fast(inbox, *ring, target_a, id_of(0, seq++)));
+  ASSERT_TRUE(inbox.drain_ring(test_lane()));
+  EXPECT_EQ(128u, log.runs.load()) << "one drain runs one batch";
+  EXPECT_EQ(1u, target_b.runs.load());
+  EXPECT_EQ(2u, target_a.runs.load()) << "a's first three in one run, the rest of the batch in another";
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == seq; }));
+  EXPECT_EQ(iota_ids(0, seq), log.ran_ids());
+  inbox.end_lease(*ring);
+  inbox.cancel_everything();
+}
+
 TEST(Inbox, SeveralProducersKeepEachOnesOrder) {
   Log log;
   size_t leased = 0;
