@@ -3254,7 +3254,9 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
   // post_fast: a fast call through sender when nothing stands in the way (see
   // try_call_fast). False when the general path must decide (DEAD, stopping, no memory
-  // for the ring); arg is untouched then.
+  // for the ring); arg is untouched then. Inline (below the class): it is most of a
+  // fire-and-forget call, and a call into it would spill the caller's arguments for
+  // the general path.
   [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   std::shared_ptr<Scope> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                       Deadline room);
@@ -3300,6 +3302,20 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   mutable std::mutex mutex_;
   CallLedger ledger_;  // its lines: callers', execution threads', slow paths'
 };
+
+inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  // Released, or DEAD: the general path explains.
+  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
+  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
+  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  light_fence();        // ... for real: pairs with start_stop's heavy_fence
+  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+    unaccept_fast(sender);
+    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+  }
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
+  return true;
+}
 
 }  // namespace tether
 // ---- end of core/actor.h ----
@@ -3911,20 +3927,6 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
 void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   ledger_.remove_tally(&sender->tally);  // what it admitted stays counted
   default_lane_->end_lease(*sender->ring);
-}
-
-bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  // Released, or DEAD: the general path explains.
-  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
-  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
-  sender.tally.add(1);  // accepted, before stopped_ is read ...
-  light_fence();        // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
-    unaccept_fast(sender);
-    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
-  }
-  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
-  return true;
 }
 
 void Actor::unaccept_fast(Sender& sender) noexcept {

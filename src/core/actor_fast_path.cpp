@@ -42,20 +42,6 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   default_lane_->end_lease(*sender->ring);
 }
 
-bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  // Released, or DEAD: the general path explains.
-  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
-  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
-  sender.tally.add(1);  // accepted, before stopped_ is read ...
-  light_fence();        // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
-    unaccept_fast(sender);
-    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
-  }
-  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
-  return true;
-}
-
 void Actor::unaccept_fast(Sender& sender) noexcept {
   sender.tally.add(-1);  // it never counted
   finish_if_idle();
