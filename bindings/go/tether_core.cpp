@@ -2723,6 +2723,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void set_result(UserArg value);
   // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
   [[nodiscard]] void* take_result();
+  // try_take_result: take_result without throwing (it may run under a handle's slot
+  // lock: HandleTable::visit): TETHER_OK and the result in *out, or
+  // TETHER_E_WRONG_STATE (explain_no_result says why).
+  enum class NoResult { kNotSucceeded, kTaken };
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept;
+  [[noreturn]] static void explain_no_result(NoResult why);
+  // waits_for_nothing: a wait (not all_threads) would return TETHER_OK at once: terminal,
+  // and the handle not ended. No lock (it may run under a handle's slot lock).
+  [[nodiscard]] bool waits_for_nothing() const noexcept {
+    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+  }
 
   // set_outputs: a compiled graph execution's outputs, each owned with its drop until
   // taken; set by the target before it finishes.
@@ -5495,6 +5506,23 @@ class HandleTable {
     return std::static_pointer_cast<T>(find(kind, id));
   }
 
+  // visit: f(object, owner) with the slot locked, without taking a reference of its own
+  // (owner is the slot's: copy it to keep the object past f). For what fits the slot
+  // lock's rule (a few instructions: no allocation, no wait, no callback, nothing
+  // thrown): what a future's poll, a settled wait and a result's take need, which would
+  // otherwise add and drop a reference each. Returns f's result; throws like get.
+  template <class T, class F>
+  decltype(auto) visit(Kind kind, uint64_t id, F&& f) const {
+    const Slot& slot = slot_of(kind, id);
+    Miss miss;
+    {
+      SlotLock lock(slot);
+      miss = miss_locked(slot, kind, id);
+      if (miss == Miss::kNone) return f(*static_cast<T*>(slot.object.get()), slot.object);
+    }
+    throw_miss(miss, kind);  // the message is made with the slot unlocked
+  }
+
   // take: ends the handle and returns its object; throws like get.
   template <class T>
   [[nodiscard]] std::shared_ptr<T> take(Kind kind, uint64_t id) {
@@ -5529,7 +5557,24 @@ class HandleTable {
     std::shared_ptr<void> object;   // guarded by busy: null while the slot is free
   };
   static_assert(sizeof(Slot) == 32, "two slots a cache line: keep the fields packed");
-  class SlotLock;
+  // SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
+  // waiter spins (and yields after a while: the holder may have been preempted).
+  class SlotLock {
+   public:
+    explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
+      if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_contended(busy_);
+    }
+    ~SlotLock() { busy_.store(false, std::memory_order_release); }
+    SlotLock(const SlotLock&) = delete;
+    SlotLock& operator=(const SlotLock&) = delete;
+
+   private:
+    // lock_contended: out of line, so a lookup's fast path keeps its registers (a call
+    // with a future makes four lookups).
+    [[gnu::noinline]] static void lock_contended(std::atomic<bool>& busy) noexcept;
+
+    std::atomic<bool>& busy_;
+  };
   enum class Miss { kNone, kReleased, kForked };
 
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;
@@ -5896,29 +5941,12 @@ const char* kind_name(Kind kind) noexcept {
   return "object";
 }
 
-// SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
-// waiter spins (and yields after a while: the holder may have been preempted).
-class HandleTable::SlotLock {
- public:
-  explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
-    if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_contended(busy_);
-  }
-  ~SlotLock() { busy_.store(false, std::memory_order_release); }
-  SlotLock(const SlotLock&) = delete;
-  SlotLock& operator=(const SlotLock&) = delete;
-
- private:
-  // lock_contended: out of line, so a lookup's fast path keeps its registers (a call
-  // with a future makes four lookups).
-  [[gnu::noinline]] static void lock_contended(std::atomic<bool>& busy) noexcept {
-    SpinWait spin;
-    do {
-      while (busy.load(std::memory_order_relaxed)) spin.once();
-    } while (busy.exchange(true, std::memory_order_acquire));
-  }
-
-  std::atomic<bool>& busy_;
-};
+void HandleTable::SlotLock::lock_contended(std::atomic<bool>& busy) noexcept {
+  SpinWait spin;
+  do {
+    while (busy.load(std::memory_order_relaxed)) spin.once();
+  } while (busy.exchange(true, std::memory_order_acquire));
+}
 
 void HandleTable::push_free(uint32_t index) noexcept {
   Slot& slot = slot_at(index);
@@ -7018,13 +7046,29 @@ void Scope::set_result(UserArg value) {
 }
 
 void* Scope::take_result() {
+  void* result = nullptr;
+  NoResult why{};
+  if (try_take_result(&result, &why) != TETHER_OK) explain_no_result(why);
+  return result;
+}
+
+int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    throw StatusError(TETHER_E_WRONG_STATE, "no result to take: the runner has not succeeded");
+    *why = NoResult::kNotSucceeded;
+    return TETHER_E_WRONG_STATE;
   }
   if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
+    *why = NoResult::kTaken;
+    return TETHER_E_WRONG_STATE;
   }
-  return result_.release();
+  *out = result_.release();
+  return TETHER_OK;
+}
+
+void Scope::explain_no_result(NoResult why) {
+  throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
+                                              ? "the result was already taken"
+                                              : "no result to take: the runner has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {
@@ -7068,9 +7112,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
-  if (!all_threads && state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire)) {
-    return TETHER_OK;
-  }
+  if (!all_threads && waits_for_nothing()) return TETHER_OK;
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
   if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
@@ -7892,6 +7934,13 @@ template <class H>
 }
 
 // take: as lookup, and h is released: every later use of it is INVALID_HANDLE.
+// visit: f(object, owner) under h's slot lock, with no reference taken (HandleTable::visit:
+// only for what neither allocates, waits, calls out nor throws).
+template <class H, class F>
+decltype(auto) visit(H h, F&& f) {
+  return HandleTable::instance().visit<object_of<H>>(handle_traits<H>::kind, h.id, std::forward<F>(f));
+}
+
 template <class H>
 [[nodiscard]] std::shared_ptr<object_of<H>> take(H h) {
   return HandleTable::instance().take<object_of<H>>(handle_traits<H>::kind, h.id);
@@ -8682,16 +8731,24 @@ extern "C" {
 
 TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns) {
   return guarded([&] {
-    auto scope = lookup(f);
+    // A future already settled (most of a burst's) is answered under the handle's slot
+    // lock; only one that may wait takes a reference to its scope.
+    std::shared_ptr<Scope> scope;
+    const bool settled = visit(f, [&](const Scope& s, const std::shared_ptr<void>& owner) {
+      if (s.waits_for_nothing()) return true;
+      scope = std::static_pointer_cast<Scope>(owner);
+      return false;
+    });
+    if (settled) return tether_status{TETHER_OK};
     return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "future wait");
   });
 }
 
 TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
   return guarded([&] {
-    auto scope = lookup(f);
+    const int32_t now = visit(f, [](const Scope& s, const std::shared_ptr<void>&) { return s.state(); });
     require(state, "state");
-    *state = scope->state();
+    *state = now;
     return TETHER_OK;
   });
 }
@@ -8701,7 +8758,19 @@ TETHER_API tether_status tether_future_error(tether_future f, tether_error* out)
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
-  return read_out(f, out, "out", [](Scope& scope) { return scope.take_result(); });
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    // Under the handle's slot lock, with no reference taken (it neither waits nor throws).
+    void* result = nullptr;
+    Scope::NoResult why{};
+    const int32_t rc = visit(f, [&](Scope& s, const std::shared_ptr<void>&) -> int32_t {
+      return out != nullptr ? s.try_take_result(&result, &why) : TETHER_OK;
+    });
+    require(out, "out");
+    if (rc != TETHER_OK) Scope::explain_no_result(why);
+    *out = result;
+    return TETHER_OK;
+  });
 }
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {

@@ -33,16 +33,24 @@ extern "C" {
 
 TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns) {
   return guarded([&] {
-    auto scope = lookup(f);
+    // A future already settled (most of a burst's) is answered under the handle's slot
+    // lock; only one that may wait takes a reference to its scope.
+    std::shared_ptr<Scope> scope;
+    const bool settled = visit(f, [&](const Scope& s, const std::shared_ptr<void>& owner) {
+      if (s.waits_for_nothing()) return true;
+      scope = std::static_pointer_cast<Scope>(owner);
+      return false;
+    });
+    if (settled) return tether_status{TETHER_OK};
     return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "future wait");
   });
 }
 
 TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
   return guarded([&] {
-    auto scope = lookup(f);
+    const int32_t now = visit(f, [](const Scope& s, const std::shared_ptr<void>&) { return s.state(); });
     require(state, "state");
-    *state = scope->state();
+    *state = now;
     return TETHER_OK;
   });
 }
@@ -52,7 +60,19 @@ TETHER_API tether_status tether_future_error(tether_future f, tether_error* out)
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
-  return read_out(f, out, "out", [](Scope& scope) { return scope.take_result(); });
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    // Under the handle's slot lock, with no reference taken (it neither waits nor throws).
+    void* result = nullptr;
+    Scope::NoResult why{};
+    const int32_t rc = visit(f, [&](Scope& s, const std::shared_ptr<void>&) -> int32_t {
+      return out != nullptr ? s.try_take_result(&result, &why) : TETHER_OK;
+    });
+    require(out, "out");
+    if (rc != TETHER_OK) Scope::explain_no_result(why);
+    *out = result;
+    return TETHER_OK;
+  });
 }
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {

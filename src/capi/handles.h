@@ -51,6 +51,13 @@ template <class H>
 }
 
 // take: as lookup, and h is released: every later use of it is INVALID_HANDLE.
+// visit: f(object, owner) under h's slot lock, with no reference taken (HandleTable::visit:
+// only for what neither allocates, waits, calls out nor throws).
+template <class H, class F>
+decltype(auto) visit(H h, F&& f) {
+  return HandleTable::instance().visit<object_of<H>>(handle_traits<H>::kind, h.id, std::forward<F>(f));
+}
+
 template <class H>
 [[nodiscard]] std::shared_ptr<object_of<H>> take(H h) {
   return HandleTable::instance().take<object_of<H>>(handle_traits<H>::kind, h.id);

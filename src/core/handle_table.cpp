@@ -31,29 +31,12 @@ const char* kind_name(Kind kind) noexcept {
   return "object";
 }
 
-// SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
-// waiter spins (and yields after a while: the holder may have been preempted).
-class HandleTable::SlotLock {
- public:
-  explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
-    if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_contended(busy_);
-  }
-  ~SlotLock() { busy_.store(false, std::memory_order_release); }
-  SlotLock(const SlotLock&) = delete;
-  SlotLock& operator=(const SlotLock&) = delete;
-
- private:
-  // lock_contended: out of line, so a lookup's fast path keeps its registers (a call
-  // with a future makes four lookups).
-  [[gnu::noinline]] static void lock_contended(std::atomic<bool>& busy) noexcept {
-    SpinWait spin;
-    do {
-      while (busy.load(std::memory_order_relaxed)) spin.once();
-    } while (busy.exchange(true, std::memory_order_acquire));
-  }
-
-  std::atomic<bool>& busy_;
-};
+void HandleTable::SlotLock::lock_contended(std::atomic<bool>& busy) noexcept {
+  SpinWait spin;
+  do {
+    while (busy.load(std::memory_order_relaxed)) spin.once();
+  } while (busy.exchange(true, std::memory_order_acquire));
+}
 
 void HandleTable::push_free(uint32_t index) noexcept {
   Slot& slot = slot_at(index);

@@ -54,6 +54,23 @@ class HandleTable {
     return std::static_pointer_cast<T>(find(kind, id));
   }
 
+  // visit: f(object, owner) with the slot locked, without taking a reference of its own
+  // (owner is the slot's: copy it to keep the object past f). For what fits the slot
+  // lock's rule (a few instructions: no allocation, no wait, no callback, nothing
+  // thrown): what a future's poll, a settled wait and a result's take need, which would
+  // otherwise add and drop a reference each. Returns f's result; throws like get.
+  template <class T, class F>
+  decltype(auto) visit(Kind kind, uint64_t id, F&& f) const {
+    const Slot& slot = slot_of(kind, id);
+    Miss miss;
+    {
+      SlotLock lock(slot);
+      miss = miss_locked(slot, kind, id);
+      if (miss == Miss::kNone) return f(*static_cast<T*>(slot.object.get()), slot.object);
+    }
+    throw_miss(miss, kind);  // the message is made with the slot unlocked
+  }
+
   // take: ends the handle and returns its object; throws like get.
   template <class T>
   [[nodiscard]] std::shared_ptr<T> take(Kind kind, uint64_t id) {
@@ -88,7 +105,24 @@ class HandleTable {
     std::shared_ptr<void> object;   // guarded by busy: null while the slot is free
   };
   static_assert(sizeof(Slot) == 32, "two slots a cache line: keep the fields packed");
-  class SlotLock;
+  // SlotLock: a slot's lock, test-and-test-and-set: held for a few instructions, so a
+  // waiter spins (and yields after a while: the holder may have been preempted).
+  class SlotLock {
+   public:
+    explicit SlotLock(const Slot& slot) noexcept : busy_(slot.busy) {
+      if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]] lock_contended(busy_);
+    }
+    ~SlotLock() { busy_.store(false, std::memory_order_release); }
+    SlotLock(const SlotLock&) = delete;
+    SlotLock& operator=(const SlotLock&) = delete;
+
+   private:
+    // lock_contended: out of line, so a lookup's fast path keeps its registers (a call
+    // with a future makes four lookups).
+    [[gnu::noinline]] static void lock_contended(std::atomic<bool>& busy) noexcept;
+
+    std::atomic<bool>& busy_;
+  };
   enum class Miss { kNone, kReleased, kForked };
 
   [[nodiscard]] std::shared_ptr<void> find(Kind kind, uint64_t id) const;

@@ -297,13 +297,29 @@ void Scope::set_result(UserArg value) {
 }
 
 void* Scope::take_result() {
+  void* result = nullptr;
+  NoResult why{};
+  if (try_take_result(&result, &why) != TETHER_OK) explain_no_result(why);
+  return result;
+}
+
+int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    throw StatusError(TETHER_E_WRONG_STATE, "no result to take: the runner has not succeeded");
+    *why = NoResult::kNotSucceeded;
+    return TETHER_E_WRONG_STATE;
   }
   if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    throw StatusError(TETHER_E_WRONG_STATE, "the result was already taken");
+    *why = NoResult::kTaken;
+    return TETHER_E_WRONG_STATE;
   }
-  return result_.release();
+  *out = result_.release();
+  return TETHER_OK;
+}
+
+void Scope::explain_no_result(NoResult why) {
+  throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
+                                              ? "the result was already taken"
+                                              : "no result to take: the runner has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {
@@ -347,9 +363,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
-  if (!all_threads && state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire)) {
-    return TETHER_OK;
-  }
+  if (!all_threads && waits_for_nothing()) return TETHER_OK;
   std::unique_lock lock(mutex_);
   auto done = [&] { return terminal_locked() && (!all_threads || live_ == 0); };
   if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;

@@ -136,6 +136,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void set_result(UserArg value);
   // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
   [[nodiscard]] void* take_result();
+  // try_take_result: take_result without throwing (it may run under a handle's slot
+  // lock: HandleTable::visit): TETHER_OK and the result in *out, or
+  // TETHER_E_WRONG_STATE (explain_no_result says why).
+  enum class NoResult { kNotSucceeded, kTaken };
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept;
+  [[noreturn]] static void explain_no_result(NoResult why);
+  // waits_for_nothing: a wait (not all_threads) would return TETHER_OK at once: terminal,
+  // and the handle not ended. No lock (it may run under a handle's slot lock).
+  [[nodiscard]] bool waits_for_nothing() const noexcept {
+    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+  }
 
   // set_outputs: a compiled graph execution's outputs, each owned with its drop until
   // taken; set by the target before it finishes.
