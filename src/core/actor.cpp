@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/actor_slab.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/control_thread.h"
@@ -196,11 +197,13 @@ Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stoppe
 static_assert(sizeof(CallLedger) == 3 * 64, "the ledger's three lines (call_ledger.h)");
 // At most: a smaller std::mutex (mingw's is a pointer) leaves the fourth line shorter.
 static_assert(sizeof(Actor) <= 4 * 64 + sizeof(CallLedger), "an actor's four lines and its ledger's (actor.h)");
+static_assert(alignof(Actor) + sizeof(Actor) <= 8 * 64, "an actor and its count fit an ActorSlab block");
 
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
   const Options& o = options;
-  auto actor = std::make_shared<Actor>(CreateKey(), o.name, o.mailbox_capacity);  // one allocation with its count
+  // One block with its count, from the actors' slab (block_slab.h).
+  auto actor = std::allocate_shared<Actor>(SlabAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");

@@ -2,6 +2,7 @@
 
 #include "platform/platform.h"
 
+#include "core/actor_slab.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
 #include "core/control_thread.h"
@@ -28,6 +29,7 @@ void prepare() {
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  ActorSlab::before_fork();
   RingBlockDepot::before_fork();
   ScopePool::before_fork();
   LanePresence::before_fork();
@@ -37,6 +39,7 @@ void parent() {
   LanePresence::after_fork_in_parent();
   ScopePool::after_fork_in_parent();
   RingBlockDepot::after_fork_in_parent();
+  ActorSlab::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -48,6 +51,7 @@ void child() {
   LanePresence::after_fork_in_child();
   ScopePool::after_fork_in_child();
   RingBlockDepot::after_fork_in_child();
+  ActorSlab::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();

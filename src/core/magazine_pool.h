@@ -19,22 +19,13 @@
 #include "core/fork_guard.h"
 #include "core/hot_tls.h"
 #include "core/immortal.h"
+#include "core/pool_bypass.h"
 #include "core/thread_exit.h"
 
 namespace tether {
 
 namespace magazine_detail {
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kPooled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kPooled = false;
-#else
-inline constexpr bool kPooled = true;
-#endif
-#else
-inline constexpr bool kPooled = true;
-#endif
+using pool_detail::kPooled;
 
 struct FreeBlock {
   FreeBlock* next;
