@@ -2992,6 +2992,7 @@ using Publish = uint64_t (*)(const std::shared_ptr<T>&);
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 // ---- core/forced_unwind.h ----
 // forced_unwind: catching the unwind of a thread that ends (POSIX pthread_exit, thread
@@ -3106,13 +3107,14 @@ inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end 
 // thread_ended_error: the error of a runner thread whose callback ended the thread.
 [[nodiscard]] ErrorPtr thread_ended_error(const std::string& thread_name) noexcept;
 
-// run_task: runs invoke(task.as_c()) as task's callback on this thread and returns the
-// task's error, null on success. A C++ exception out of the callback becomes
-// TETHER_E_EXCEPTION / TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced
-// unwind of a callback that ends a runner's thread (let_next_task_end_thread above).
+// run_current_task: runs invoke(task.as_c()) as the callback of task, which the caller
+// has made current (CurrentTask), and sets err to the task's error; true when there is
+// none. A C++ exception out of the callback becomes TETHER_E_EXCEPTION /
+// TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced unwind of a callback
+// that ends a runner's thread (let_next_task_end_thread above). Calls that share one
+// Task (a run of fire-and-forget calls: Actor::run_fast) make it current once.
 template <class Invoke>
-[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND ErrorPtr run_task(Task& task, Invoke&& invoke) {
-  CurrentTask current(task);
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task(Task& task, Invoke&& invoke, ErrorPtr& err) {
   const bool may_end_thread = task_detail::t_thread_may_end;
   task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
   int32_t rc;
@@ -3123,15 +3125,27 @@ template <class Invoke>
     throw;
   } catch (...) {
     if (task.from_parent_process()) end_forked_callback();
-    return exception_error(task);
+    err = exception_error(task);
+    return false;
   }
   if (task.from_parent_process()) [[unlikely]] end_forked_callback();
-  if (rc == TETHER_OK && !task.failure()) return nullptr;  // the common case, inline
+  if (rc == TETHER_OK && !task.failure()) [[likely]] return true;  // the common case, inline
   try {
-    return task_outcome(task, rc);
+    err = task_outcome(task, rc);
   } catch (...) {  // only bad_alloc is possible: keep "it failed" rather than lose it
-    return task.failure() ? task.failure() : exception_error(task);
+    err = task.failure() ? task.failure() : exception_error(task);
   }
+  return err == nullptr;
+}
+
+// run_task: run_current_task with task made current for the callback alone; returns the
+// task's error, null on success.
+template <class Invoke>
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND ErrorPtr run_task(Task& task, Invoke&& invoke) {
+  CurrentTask current(task);
+  ErrorPtr err;
+  (void)run_current_task(task, std::forward<Invoke>(invoke), err);
+  return err;
 }
 
 }  // namespace tether
@@ -4077,23 +4091,38 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   // A run's calls that succeed are counted and settled once, at its end (a store per
   // count and one fence for the run, not for each call). Each call still leaves the queue
   // before it runs: a running call is not queued (stats).
-  // The calls share one Task while they leave it as they found it (no failure recorded,
-  // no nested thread): a new one only after a call that did not.
+  // The calls share one Task, made current once, while they leave it as they found it
+  // (no failure recorded, no nested thread): a new one only after a call that did not.
+  // It is current only while a method runs, as for any callback: not while an arg is
+  // dropped or a call finished.
   uint64_t succeeded = 0;
   std::optional<Task> task;
-  task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+  std::optional<CurrentTask> current;
+  auto start_task = [&] {
+    task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+    current.emplace(*task);
+  };
+  start_task();
+  ErrorPtr err;
   FastCall call = first;
   do {
     ledger_.fast_left();
-    ErrorPtr err = run_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
-    if (call.drop != nullptr) call.drop(call.arg);
-    if (err || task->lazy_scope()) [[unlikely]] {
+    const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
+    if (call.drop != nullptr) {
+      current.reset();
+      call.drop(call.arg);
+      current.emplace(*task);
+    }
+    if (!ok || task->lazy_scope()) [[unlikely]] {
+      current.reset();
       finish_fast(*task, std::move(err));
-      task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+      err = nullptr;
+      start_task();
       continue;
     }
     ++succeeded;
   } while (more.next(call));
+  current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);
 }

@@ -57,23 +57,38 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   // A run's calls that succeed are counted and settled once, at its end (a store per
   // count and one fence for the run, not for each call). Each call still leaves the queue
   // before it runs: a running call is not queued (stats).
-  // The calls share one Task while they leave it as they found it (no failure recorded,
-  // no nested thread): a new one only after a call that did not.
+  // The calls share one Task, made current once, while they leave it as they found it
+  // (no failure recorded, no nested thread): a new one only after a call that did not.
+  // It is current only while a method runs, as for any callback: not while an arg is
+  // dropped or a call finished.
   uint64_t succeeded = 0;
   std::optional<Task> task;
-  task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+  std::optional<CurrentTask> current;
+  auto start_task = [&] {
+    task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+    current.emplace(*task);
+  };
+  start_task();
+  ErrorPtr err;
   FastCall call = first;
   do {
     ledger_.fast_left();
-    ErrorPtr err = run_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); });
-    if (call.drop != nullptr) call.drop(call.arg);
-    if (err || task->lazy_scope()) [[unlikely]] {
+    const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
+    if (call.drop != nullptr) {
+      current.reset();
+      call.drop(call.arg);
+      current.emplace(*task);
+    }
+    if (!ok || task->lazy_scope()) [[unlikely]] {
+      current.reset();
       finish_fast(*task, std::move(err));
-      task.emplace(nullptr, lane.name(), /*is_target=*/true, &origin_);
+      err = nullptr;
+      start_task();
       continue;
     }
     ++succeeded;
   } while (more.next(call));
+  current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);
 }

@@ -178,3 +178,87 @@ TEST(FastPath, DestructorWaitsForNestedThreadsOfAFireAndForgetCall) {
   EXPECT_EQ(0u, actor_stats(a.get()).failed);
   EXPECT_EQ(TETHER_OK, a.release());
 }
+
+namespace {
+
+// StashedTask: a fire-and-forget call's arg that keeps the task its method ran as, and
+// what a tether_task_* call with that task returned from the arg's drop.
+struct StashedTask {
+  tether_task *task = nullptr;
+  std::atomic<tether_status> from_drop{TETHER_OK};
+  std::atomic<int> drops{0};
+};
+
+tether_status stash_task(tether_task *t, void *, void *arg) {
+  static_cast<StashedTask *>(arg)->task = t;
+  return TETHER_OK;
+}
+
+void use_stashed_task(void *arg) {
+  auto *s = static_cast<StashedTask *>(arg);
+  s->from_drop.store(tether_task_set_result(s->task, nullptr, nullptr));
+  s->drops.fetch_add(1);
+}
+
+}  // namespace
+
+// The actor's thread runs the fire-and-forget calls queued back to back as one run with
+// one set-up (Actor::run_fast), and none of it shows: a call that fails in the middle
+// of the run is counted failed and kept, the calls after it run as tasks of their own,
+// one that starts a nested thread waits for it, and an arg's drop runs outside the task
+// (a tether_task_* call from it is refused, as from any code that is not the callback).
+TEST(FastPath, ARunOfCallsKeepsEachCallsOutcomeAndTask) {
+  ActorState st;
+  Gate entered, go;
+  Counter drops, nested_done;
+  const tether_actor_options o = actor_options("ff-run");
+  Actor a;
+  a.open_on_exit({&go});
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  Future blocker;
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *, void *) -> tether_status {
+              entered.set();
+              return go.wait_for(kLong) ? TETHER_OK : 1;
+            }, nullptr, blocker.out()));
+  ASSERT_TRUE(entered.wait_for(kLong));
+  const tether_actor_stats before = actor_stats(a.get());
+  // Queued behind the blocker, all through this thread's ring: ok, fails (7), ok, starts a
+  // nested thread, ok, stashes its task.
+  std::atomic<int> actor_seen{0};
+  auto ok = [&](tether_task *t, void *) {
+    tether_actor self{0};
+    if (tether_task_actor(t, &self) == TETHER_OK && self.id == a.get().id) actor_seen.fetch_add(1);
+    return static_cast<tether_status>(TETHER_OK);
+  };
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, ok, &drops, nullptr));
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [](tether_task *, void *) { return static_cast<tether_status>(7); },
+                            &drops, nullptr));
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, ok, &drops, nullptr));
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *t, void *) {
+              return spawn(t, "ff-run-nested", [&](tether_task *) -> tether_status {
+                nested_done.add();
+                return TETHER_OK;
+              }, nullptr);
+            }, &drops, nullptr));
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, ok, &drops, nullptr));
+  StashedTask stashed;
+  ASSERT_EQ(TETHER_OK, tether_actor_call(a.get(), nullptr, stash_task, &stashed, use_stashed_task, nullptr));
+  go.set();
+  ASSERT_EQ(TETHER_SUCCEEDED, blocker.outcome());
+  ASSERT_EQ(TETHER_OK, tether_actor_stop(a.get(), TETHER_STOP_DRAIN, kLongNs));  // the nested thread too
+  const tether_actor_stats after = actor_stats(a.get());
+  EXPECT_EQ(before.completed + 1 + 5, after.completed) << "the blocker, the four ok calls and the stashing one";
+  EXPECT_EQ(before.failed + 1, after.failed);
+  EXPECT_EQ(0u, after.queued);
+  EXPECT_EQ(3, actor_seen.load()) << "each ok call ran as a task of the actor, the ones after the failure too";
+  EXPECT_EQ(1, nested_done.get());
+  EXPECT_EQ(5, drops.get());
+  EXPECT_EQ(1, stashed.drops.load());
+  EXPECT_EQ(TETHER_E_INVALID_ARGUMENT, stashed.from_drop.load()) << "the drop ran as the task";
+  tether_error kept{0};
+  ASSERT_EQ(TETHER_OK, tether_actor_error(a.get(), 0, &kept));
+  EXPECT_EQ(TETHER_E_TASK_FAILED, tether_error_code(kept));
+  EXPECT_EQ(7, tether_error_user_code(kept));
+  EXPECT_EQ(TETHER_OK, tether_error_release(kept));
+  EXPECT_EQ(TETHER_OK, a.release());
+}
