@@ -1273,6 +1273,9 @@ class MagazinePool {
     return b;
   }
 
+  // free(p, size): the same, for PoolAllocator (pool_allocator.h): every block is one size.
+  static void free(void* p, size_t /*size*/) noexcept { free(p); }
+
   static void free(void* p) noexcept {
     if (p == nullptr) return;
     if (!magazine_detail::kPooled) {
@@ -3374,7 +3377,8 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 // block is a heap allocation of its own (pool_bypass.h).
 //
 // Thread safety: allocate and free from any thread, under the slab's mutex (taken once
-// per object made or freed: objects made by the thousand, not per call).
+// per object made or freed: objects made by the thousand, not per call). std::allocate_shared
+// takes it through PoolAllocator (pool_allocator.h).
 
 #include <cstddef>
 #include <mutex>
@@ -3444,20 +3448,6 @@ class BlockSlab {
   static State& state() noexcept { return immortal<State>(); }
 };
 
-// SlabAllocator: an allocator on a BlockSlab, for std::allocate_shared (the object and
-// its reference count in one block).
-template <class T, class Slab>
-struct SlabAllocator {
-  using value_type = T;
-  SlabAllocator() noexcept = default;
-  template <class U>
-  SlabAllocator(const SlabAllocator<U, Slab>&) noexcept {}  // NOLINT: rebinding
-  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Slab::allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { Slab::free(p, n * sizeof(T)); }
-  template <class U>
-  bool operator==(const SlabAllocator<U, Slab>&) const noexcept { return true; }
-};
-
 }  // namespace tether
 // ---- end of core/block_slab.h ----
 
@@ -3467,6 +3457,29 @@ using ActorSlab = BlockSlab</*kBlockSize=*/8 * 64, /*kAlign=*/64, /*kChunkBlocks
 
 }  // namespace tether
 // ---- end of core/actor_slab.h ----
+// ---- core/pool_allocator.h ----
+// PoolAllocator: a standard allocator on one of the library's pools (Pool::allocate(size),
+// Pool::free(p, size): MagazinePool, BlockSlab), for std::allocate_shared: the object and
+// its reference count in one block of the pool.
+
+#include <cstddef>
+
+namespace tether {
+
+template <class T, class Pool>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() noexcept = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
+  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { Pool::free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const PoolAllocator<U, Pool>&) const noexcept { return true; }
+};
+
+}  // namespace tether
+// ---- end of core/pool_allocator.h ----
 // ---- core/call_outcome.h ----
 // Settling a call's outcome with its owner's ledger, shared by executor tasks and actor
 // calls, so that both count and keep failures the same way.
@@ -3768,7 +3781,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
                        Publish<Actor> publish) {
   const Options& o = options;
   // One block with its count, from the actors' slab (block_slab.h).
-  auto actor = std::allocate_shared<Actor>(SlabAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
+  auto actor = std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -5778,23 +5791,6 @@ namespace tether {
 
 using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
 
-// PooledAllocator: a std allocator over Pool, for std::allocate_shared.
-template <class T, class Pool>
-struct PooledAllocator {
-  using value_type = T;
-  PooledAllocator() noexcept = default;
-  template <class U>
-  PooledAllocator(const PooledAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
-  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t) noexcept { Pool::free(p); }
-  template <class U>
-  struct rebind {
-    using other = PooledAllocator<U, Pool>;
-  };
-  template <class U>
-  bool operator==(const PooledAllocator<U, Pool>&) const noexcept { return true; }
-};
-
 }  // namespace tether
 // ---- end of core/scope_pool.h ----
 
@@ -6980,7 +6976,7 @@ std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
   // two counts), is one ScopePool block (see scope_pool.h); a larger one would still be
   // served, from the heap.
   static_assert(sizeof(Scope) + 16 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
-  auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
+  auto scope = std::allocate_shared<Scope>(PoolAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/actor_slab.h"
+#include "core/pool_allocator.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/control_thread.h"
@@ -203,7 +204,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
                        Publish<Actor> publish) {
   const Options& o = options;
   // One block with its count, from the actors' slab (block_slab.h).
-  auto actor = std::allocate_shared<Actor>(SlabAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
+  auto actor = std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");

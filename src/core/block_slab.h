@@ -8,7 +8,8 @@
 // block is a heap allocation of its own (pool_bypass.h).
 //
 // Thread safety: allocate and free from any thread, under the slab's mutex (taken once
-// per object made or freed: objects made by the thousand, not per call).
+// per object made or freed: objects made by the thousand, not per call). std::allocate_shared
+// takes it through PoolAllocator (pool_allocator.h).
 #pragma once
 
 #include <cstddef>
@@ -80,20 +81,6 @@ class BlockSlab {
   }
   // Never destroyed (an object may be freed while the process exits); made without allocating.
   static State& state() noexcept { return immortal<State>(); }
-};
-
-// SlabAllocator: an allocator on a BlockSlab, for std::allocate_shared (the object and
-// its reference count in one block).
-template <class T, class Slab>
-struct SlabAllocator {
-  using value_type = T;
-  SlabAllocator() noexcept = default;
-  template <class U>
-  SlabAllocator(const SlabAllocator<U, Slab>&) noexcept {}  // NOLINT: rebinding
-  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Slab::allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { Slab::free(p, n * sizeof(T)); }
-  template <class U>
-  bool operator==(const SlabAllocator<U, Slab>&) const noexcept { return true; }
 };
 
 }  // namespace tether

@@ -64,6 +64,9 @@ class MagazinePool {
     return b;
   }
 
+  // free(p, size): the same, for PoolAllocator (pool_allocator.h): every block is one size.
+  static void free(void* p, size_t /*size*/) noexcept { free(p); }
+
   static void free(void* p) noexcept {
     if (p == nullptr) return;
     if (!magazine_detail::kPooled) {

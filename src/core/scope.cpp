@@ -6,6 +6,7 @@
 #include "core/call_ledger.h"
 #include "core/cpu_relax.h"
 #include "core/hot_tls.h"
+#include "core/pool_allocator.h"
 #include "core/scope_pool.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -77,7 +78,7 @@ std::shared_ptr<Scope> Scope::pending(Options&& options, UserArg arg) {
   // two counts), is one ScopePool block (see scope_pool.h); a larger one would still be
   // served, from the heap.
   static_assert(sizeof(Scope) + 16 <= ScopePool::kSlotSize, "a call's scope fits a ScopePool block");
-  auto scope = std::allocate_shared<Scope>(PooledAllocator<Scope, ScopePool>(), std::move(options));
+  auto scope = std::allocate_shared<Scope>(PoolAllocator<Scope, ScopePool>(), std::move(options));
   scope->state_.store(TETHER_PENDING, std::memory_order_relaxed);
   // A call's nested threads join its owner's group, which the owner's release joins;
   // without one, nobody joins them by hand (a future's release does not wait) and the

@@ -14,21 +14,4 @@ namespace tether {
 
 using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
 
-// PooledAllocator: a std allocator over Pool, for std::allocate_shared.
-template <class T, class Pool>
-struct PooledAllocator {
-  using value_type = T;
-  PooledAllocator() noexcept = default;
-  template <class U>
-  PooledAllocator(const PooledAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
-  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t) noexcept { Pool::free(p); }
-  template <class U>
-  struct rebind {
-    using other = PooledAllocator<U, Pool>;
-  };
-  template <class U>
-  bool operator==(const PooledAllocator<U, Pool>&) const noexcept { return true; }
-};
-
 }  // namespace tether

@@ -4,6 +4,7 @@
 // count, and the destructor waiting for a call's nested threads.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <thread>
 
 #include "actors_support.h"
@@ -23,6 +24,17 @@ MethodFn append(ActorOrder &order, uint32_t tag) {
     order.seen.push_back(tag);
     return static_cast<tether_status>(TETHER_OK);
   };
+}
+
+// block: a call with a future that holds the actor's default thread until go opens, made
+// and running (entered) before it returns, so the calls made next queue behind it.
+void block(tether_actor a, Gate &go, Future &blocker) {
+  auto entered = std::make_shared<Gate>();  // the method's too: it may still be in set() when the wait ends
+  ASSERT_EQ(TETHER_OK, call(a, nullptr, [entered, &go](tether_task *, void *) -> tether_status {
+              entered->set();
+              return go.wait_for(kLong) ? TETHER_OK : 1;
+            }, nullptr, blocker.out()));
+  ASSERT_TRUE(entered->wait_for(kLong));
 }
 
 }  // namespace
@@ -119,18 +131,14 @@ TEST(FastPath, HandleReleasedWhileAnotherThreadHasItCached) {
 // completed once they ran.
 TEST(FastPath, QueuedAndCompletedCountFireAndForgetCalls) {
   ActorState st;
-  Gate entered, go;
+  Gate go;
   Counter drops;
   const tether_actor_options o = actor_options("ff-stats");
   Actor a;
   a.open_on_exit({&go});
   ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
   Future blocker;
-  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *, void *) -> tether_status {
-              entered.set();
-              return go.wait_for(kLong) ? TETHER_OK : 1;
-            }, nullptr, blocker.out()));
-  ASSERT_TRUE(entered.wait_for(kLong));
+  ASSERT_NO_FATAL_FAILURE(block(a.get(), go, blocker));
   const uint64_t completed_before = actor_stats(a.get()).completed;
   constexpr int kCalls = 7;
   for (int i = 0; i < kCalls; ++i) {
@@ -209,18 +217,14 @@ void use_stashed_task(void *arg) {
 // (a tether_task_* call from it is refused, as from any code that is not the callback).
 TEST(FastPath, ARunOfCallsKeepsEachCallsOutcomeAndTask) {
   ActorState st;
-  Gate entered, go;
+  Gate go;
   Counter drops, nested_done;
   const tether_actor_options o = actor_options("ff-run");
   Actor a;
   a.open_on_exit({&go});
   ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
   Future blocker;
-  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *, void *) -> tether_status {
-              entered.set();
-              return go.wait_for(kLong) ? TETHER_OK : 1;
-            }, nullptr, blocker.out()));
-  ASSERT_TRUE(entered.wait_for(kLong));
+  ASSERT_NO_FATAL_FAILURE(block(a.get(), go, blocker));
   const tether_actor_stats before = actor_stats(a.get());
   // Queued behind the blocker, all through this thread's ring: ok, fails (7), ok, starts a
   // nested thread, ok, stashes its task.
