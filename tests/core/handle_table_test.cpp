@@ -93,6 +93,36 @@ TEST(HandleTable, BadIdsAreRefusedWithTheirReason) {
   }
 }
 
+// visit runs f on the id's object under the slot's lock without a reference of its own
+// (the object's count is the slot's alone while f runs), returns f's result, and refuses
+// a released or mistyped id like get, without running f.
+TEST(HandleTable, VisitReadsTheObjectWithoutAReference) {
+  HandleTable& table = HandleTable::instance();
+  const uint64_t id = table.insert(Kind::Error, object(41));
+  long count_inside = 0;
+  const int64_t seen = table.visit<int64_t>(Kind::Error, id, [&](int64_t& v, const std::shared_ptr<void>& owner) {
+    count_inside = owner.use_count();
+    return ++v;
+  });
+  EXPECT_EQ(42, seen);
+  EXPECT_EQ(1, count_inside) << "visit took a reference";
+  EXPECT_EQ(42, value_of(table.get<int64_t>(Kind::Error, id))) << "f worked on the object itself";
+
+  bool ran = false;
+  auto refused = [&](Kind kind, uint64_t bad) {
+    try {
+      (void)table.visit<int64_t>(kind, bad, [&](int64_t&, const std::shared_ptr<void>&) { return ran = true; });
+    } catch (const StatusError& e) {
+      return e.code();
+    }
+    return int32_t{TETHER_OK};
+  };
+  EXPECT_EQ(TETHER_E_INVALID_HANDLE, refused(Kind::Future, id));
+  (void)table.take<int64_t>(Kind::Error, id);
+  EXPECT_EQ(TETHER_E_INVALID_HANDLE, refused(Kind::Error, id));
+  EXPECT_FALSE(ran) << "f ran for an id the table refuses";
+}
+
 // Readers look up the id of the current round while the writer releases it and makes the
 // next round's object, which usually reuses the slot: a reader must see its round's value
 // or INVALID_HANDLE. Under TSan this is also the race detector's test of the slot lock.
