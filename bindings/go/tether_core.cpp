@@ -392,6 +392,7 @@ class EventCount {
 
 }  // namespace tether
 // ---- end of core/event_count.h ----
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -440,6 +441,17 @@ class CallLedger {
   void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
   void failed() noexcept { failed_.fetch_add(1, std::memory_order_relaxed); }
   void cancelled() noexcept { cancelled_.fetch_add(1, std::memory_order_relaxed); }
+  // count_outcome: a call with a future ended in terminal_state (SUCCEEDED: completed,
+  // FAILED: failed, CANCELLED: cancelled).
+  void count_outcome(int32_t terminal_state) noexcept {
+    if (terminal_state == TETHER_SUCCEEDED) {
+      succeeded();
+    } else if (terminal_state == TETHER_FAILED) {
+      failed();
+    } else {
+      cancelled();
+    }
+  }
   // fire_and_forget_failed: counts it and keeps e among the first 64. With no memory to
   // keep it, it is counted as dropped, unless even the list of kept errors could not be
   // made: then only the failure count shows it.
@@ -1890,8 +1902,11 @@ class Call : public MailboxNode {
   friend class Inbox;
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void unref() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
   }
+  // dispose: the last reference went. A call that is also a future (CallFuture) lets go
+  // of the lane's share of it instead.
+  virtual void dispose() noexcept { delete this; }
 
   const void* owner_;
   std::atomic<int> refs_{1};
@@ -2499,6 +2514,44 @@ class PinnedLane final : public Lane {
 #include <string>
 #include <vector>
 
+// ---- core/answer_spin.h ----
+// AnswerSpin: the spin a waiter on a call's answer makes before it parks (the spin
+// policy's waiter side: core/spin_policy.h), shared by both kinds of future (Scope,
+// CallFuture).
+//
+// The ending side writes `settled` only when a waiter said it spins: a look at the
+// state's line would pull it back from the running side between each of that side's
+// writes to it (lock, state, count, unlock), and each then fetches it again; and when
+// nobody spins (calls answered before they are waited for) the line is never written, so
+// a pool's next use of the block does not fetch it back from the running side's CPU.
+//
+//   waiter (spin)                              ending side (after its terminal store)
+//   S1 waiter_spins = true (relaxed)           E1 state_ = terminal (release, under its lock)
+//   S2 loop: settled (acquire)? done           E2 unlock, wake parked waiters
+//       clock read: state terminal? done       E3 waiter_spins? settled = true (release)
+//       budget passed / partner parked: park
+// A waiter whose S1 E3 misses (the state became terminal first) sees the state at its
+// next clock read (S2), at most one SpinEnd period later; either way it then parks on the
+// future's own protocol, which loses nothing.
+
+#include <atomic>
+#include <cstdint>
+
+
+namespace tether {
+
+struct AnswerSpin {
+  // spin: S1-S2 within partner's budgets (partner null: a fixed kWaitSpin).
+  static void spin(LanePresence* partner, std::atomic<bool>& waiter_spins, const std::atomic<bool>& settled,
+                   const std::atomic<int32_t>& state, const Deadline& deadline) noexcept;
+  // settle: E3, after the terminal store has been published.
+  static void settle(const std::atomic<bool>& waiter_spins, std::atomic<bool>& settled) noexcept {
+    if (waiter_spins.load(std::memory_order_relaxed)) settled.store(true, std::memory_order_release);
+  }
+};
+
+}  // namespace tether
+// ---- end of core/answer_spin.h ----
 // ---- core/error_list.h ----
 // ErrorList: a scope's errors in the order they were recorded, never rewritten. The first
 // kInline live inside the list, so a call (one participant: its error, or a cancellation)
@@ -2551,36 +2604,22 @@ class ErrorList {
 
 }  // namespace tether
 // ---- end of core/error_list.h ----
-// ---- core/task_origin.h ----
-// TaskOrigin: what a task knows of the object its callback works for (an actor, a
-// compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
-// a call's hot path should not copy it): the object keeps its origin for as long as its
-// callbacks run (an actor, an executor), or the caller keeps it on its stack around the
-// Task (a runner's thread, a graph step).
+// ---- core/future.h ----
+// Future: what a tether_future handle names. Two kinds implement it:
+//   - CallFuture (call_future.h): an actor call's, in one block with the queued call: a
+//     state word, the result, the first error, and a scope made only when the method
+//     starts nested threads.
+//   - Scope (scope.h): an executor task's or a compiled graph execution's (a scope whose
+//     target runs on a pinned thread).
+// The C boundary (capi/future_api.cpp) reads a future through this interface alone.
+//
+// Thread safety: every member may be called from any thread. The no-lock members
+// (state, waits_for_nothing, try_take_result) may run under a handle's slot lock
+// (HandleTable::visit): they neither allocate, wait, call out nor throw.
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
 
-namespace tether {
-
-class LazyThreadGroup;
-
-struct TaskOrigin {
-  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
-  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
-  LazyThreadGroup* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
-  const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
-};
-
-// kNoOrigin: a task that works for no object beyond its scope.
-inline constexpr TaskOrigin kNoOrigin{};
-
-}  // namespace tether
-// ---- end of core/task_origin.h ----
 // ---- core/user_arg.h ----
 // UserArg: a user's `arg` with its `arg_drop`, owned. The drop runs exactly once, when the
 // owner lets go (destruction or reset), unless the value was taken out with release().
@@ -2641,9 +2680,159 @@ class UserArg {
 
 namespace tether {
 
+class Future {
+ public:
+  [[nodiscard]] virtual int32_t state() const noexcept = 0;  // TETHER_PENDING .. TETHER_CANCELLED (acquire)
+  // waits_for_nothing: a wait would return TETHER_OK at once: terminal, handle not ended.
+  [[nodiscard]] virtual bool waits_for_nothing() const noexcept = 0;
+  // wait_done: until terminal. TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK (the wait
+  // would wait on the calling thread itself) or TETHER_E_INVALID_HANDLE (the handle ended).
+  [[nodiscard]] virtual int32_t wait_done(Deadline deadline) = 0;
+  [[nodiscard]] virtual ErrorPtr first_error() const = 0;
+  // try_take_result: TETHER_OK and the result in *out, once, after SUCCEEDED; else
+  // TETHER_E_WRONG_STATE and why (explain_no_result).
+  enum class NoResult { kNotSucceeded, kTaken };
+  [[nodiscard]] virtual int32_t try_take_result(void** out, NoResult* why) noexcept = 0;
+  [[noreturn]] static void explain_no_result(NoResult why);
+  // copy_outputs: a compiled graph execution's outputs (Scope::copy_outputs); others are
+  // TETHER_E_WRONG_STATE.
+  virtual void copy_outputs(void** outs, size_t n) = 0;
+  // request_cancel: PENDING work never runs (CANCELLED now, its arg dropped); RUNNING
+  // work is asked to stop and ends CANCELLED unless it fails. (Not cancel(): a queued
+  // call's own cancel() is the lane's, which CallFuture also has.)
+  virtual void request_cancel() = 0;
+  // on_done: fn(arg) once terminal (here, now, if it is already).
+  virtual void on_done(tether_notify_fn fn, UserArg arg) = 0;
+  // add_notice: on_done that remove_notice can take back; 0 when it ran now.
+  [[nodiscard]] virtual uint64_t add_notice(tether_notify_fn fn, UserArg arg) = 0;
+  virtual void remove_notice(uint64_t id) noexcept = 0;
+  // is_inside: a wait from this thread would wait on itself.
+  [[nodiscard]] virtual bool is_inside() const noexcept = 0;
+  // end_future_handle: the handle is gone; waiters on it return INVALID_HANDLE.
+  virtual void end_future_handle() = 0;
+
+ protected:
+  Future() = default;
+  ~Future() = default;  // owned through the concrete kind's shared_ptr control block
+  Future(const Future&) = delete;
+  Future& operator=(const Future&) = delete;
+};
+
+}  // namespace tether
+// ---- end of core/future.h ----
+// ---- core/task_origin.h ----
+// TaskOrigin: what a task knows of the object its callback works for (an actor, a
+// compiled graph's node), beyond its scope. A Task points at one (it is read rarely and
+// a call's hot path should not copy it): the object keeps its origin for as long as its
+// callbacks run (an actor, an executor), or the caller keeps it on its stack around the
+// Task (a runner's thread, a graph step).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace tether {
+
+class LazyThreadGroup;
+
+struct TaskOrigin {
+  const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
+  uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
+  LazyThreadGroup* threads = nullptr;  // the owner's group, for nested threads
+  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
+  // (a step must end when its callback returns, or the graph's order could not hold).
+  const std::atomic<bool>* graph_stop = nullptr;
+  bool graph_node = false;
+};
+
+// kNoOrigin: a task that works for no object beyond its scope.
+inline constexpr TaskOrigin kNoOrigin{};
+
+}  // namespace tether
+// ---- end of core/task_origin.h ----
+// ---- core/notice_list.h ----
+// NoticeList: the callbacks a future runs once it is terminal (on_done, wait_any's
+// notices, an owner kept alive until then), for both kinds of future (Scope,
+// CallFuture).
+//
+// Thread safety: none of its own; the owner guards it with its lock. Notices run unlocked:
+// take() them under the lock, then run() them after unlocking.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tether/tether.h"
+
+namespace tether {
+
+class NoticeList {
+ public:
+  struct Notice {
+    tether_notify_fn fn;  // null: a keep-alive only
+    UserArg arg;
+    uint64_t id = 0;                 // non-zero: removable (add)
+    std::shared_ptr<void> keep{};    // dropped with the notice, unlocked
+  };
+  using Due = std::vector<Notice>;
+
+  // add: fn(arg) to run later; with removable, an id remove() takes (never 0). Throws
+  // std::bad_alloc (arg dropped).
+  uint64_t add(tether_notify_fn fn, UserArg arg, bool removable) {
+    const uint64_t id = removable ? last_id_ + 1 : 0;
+    notices_.push_back(Notice{fn, std::move(arg), id});
+    if (removable) last_id_ = id;
+    return id;
+  }
+  // keep: holds owner until the notices run. Throws std::bad_alloc.
+  void keep(std::shared_ptr<void> owner) { notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)}); }
+  // remove: the notice id's arg (to drop unlocked); empty when it ran already or id is 0.
+  [[nodiscard]] UserArg remove(uint64_t id) noexcept {
+    if (id == 0) return UserArg();
+    auto it = std::find_if(notices_.begin(), notices_.end(), [&](const Notice& n) { return n.id == id; });
+    if (it == notices_.end()) return UserArg();
+    UserArg arg = std::move(it->arg);
+    notices_.erase(it);
+    return arg;
+  }
+  // take: every notice, to run unlocked. No write when there is none.
+  [[nodiscard]] Due take() noexcept {
+    Due due;
+    if (!notices_.empty()) due.swap(notices_);
+    return due;
+  }
+  [[nodiscard]] bool empty() const noexcept { return notices_.empty(); }
+
+  // run: runs (and empties) due, unlocked. Inline: most futures have none.
+  static void run(Due&& due) {
+    if (!due.empty()) run_each(due);
+  }
+
+ private:
+  static void run_each(Due& due) {
+    for (Notice& n : due) {
+      if (n.fn != nullptr) n.fn(n.arg.get());
+      n.arg.reset();
+      n.keep.reset();
+    }
+    due.clear();
+  }
+
+  Due notices_;
+  uint64_t last_id_ = 0;
+};
+
+}  // namespace tether
+// ---- end of core/notice_list.h ----
+#include "tether/tether.h"
+
+namespace tether {
+
 class CallLedger;
 
-class Scope : public std::enable_shared_from_this<Scope> {
+class Scope final : public Future, public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
     std::string name = "tether-run";  // names the threads; nested threads may be renamed
@@ -2722,13 +2911,14 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // cancel: a PENDING call never runs (CANCELLED now, its arg dropped); otherwise asks
   // every participant to stop, and the scope ends CANCELLED unless one fails.
   void cancel();
+  void request_cancel() override { cancel(); }
 
-  [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] int32_t state() const noexcept override { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool stop_requested() const noexcept {
     return stop_requested_.load(std::memory_order_acquire) ||
            (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
   }
-  [[nodiscard]] ErrorPtr first_error() const;
+  [[nodiscard]] ErrorPtr first_error() const override;
   [[nodiscard]] size_t error_count() const;
   [[nodiscard]] ErrorPtr error_at(size_t i) const;  // null past the end
   [[nodiscard]] size_t live() const;
@@ -2737,15 +2927,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void set_result(UserArg value);
   // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
   [[nodiscard]] void* take_result();
-  // try_take_result: take_result without throwing (it may run under a handle's slot
-  // lock: HandleTable::visit): TETHER_OK and the result in *out, or
-  // TETHER_E_WRONG_STATE (explain_no_result says why).
-  enum class NoResult { kNotSucceeded, kTaken };
-  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept;
-  [[noreturn]] static void explain_no_result(NoResult why);
+  // try_take_result: take_result without throwing (Future's).
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept override;
   // waits_for_nothing: a wait (not all_threads) would return TETHER_OK at once: terminal,
   // and the handle not ended. No lock (it may run under a handle's slot lock).
-  [[nodiscard]] bool waits_for_nothing() const noexcept {
+  [[nodiscard]] bool waits_for_nothing() const noexcept override {
     return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
   }
 
@@ -2755,20 +2941,21 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // copy_outputs: copies the outputs into outs[0..n); the first copy hands them to the
   // caller (their drops will not run). TETHER_E_WRONG_STATE unless an execution's future
   // that SUCCEEDED; TETHER_E_INVALID_ARGUMENT when n is smaller than their count.
-  void copy_outputs(void** outs, size_t n);
+  void copy_outputs(void** outs, size_t n) override;
 
   // wait: until terminal (and, with all_threads, until no participant is live).
   // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK (the wait would have to wait
   // on the calling thread itself) or TETHER_E_INVALID_HANDLE (the handle ended).
   [[nodiscard]] int32_t wait(Deadline deadline, bool all_threads);
+  [[nodiscard]] int32_t wait_done(Deadline deadline) override { return wait(deadline, /*all_threads=*/false); }
 
   // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
-  void on_done(tether_notify_fn fn, UserArg arg);
+  void on_done(tether_notify_fn fn, UserArg arg) override;
   // add_notice: on_done that can be taken back: an id for remove_notice (0: it ran now).
-  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg);
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg) override;
   // remove_notice: the notice `id` will not run (its arg is dropped here); no effect once
   // it has run. What a waiter that stops waiting uses, so waits leave nothing behind.
-  void remove_notice(uint64_t id) noexcept;
+  void remove_notice(uint64_t id) noexcept override;
   // on_quiet: fn(arg) once every participant has returned (at once, here, if none is
   // live). Later than on_done when the scope failed while nested threads still ran:
   // an owner that must outlive ALL of a call's work (an actor's end) waits for this.
@@ -2786,7 +2973,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // end_future_handle: end_handle for a future's handle (nobody can join_all through it).
   // Once the scope is terminal no wait on it parks any more (only join_all waits past the
   // end, for nested threads), so it takes no lock then and wakes nobody.
-  void end_future_handle() {
+  void end_future_handle() override {
     if (state() >= TETHER_SUCCEEDED) {
       handle_ended_.store(true, std::memory_order_release);
     } else {
@@ -2796,7 +2983,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // is_inside: the calling thread is one of this scope's threads, or the single thread
   // that must run this pending call.
-  [[nodiscard]] bool is_inside() const noexcept;
+  [[nodiscard]] bool is_inside() const noexcept override;
 
   // join_threads: blocks until every thread of the scope has exited and been joined.
   void join_threads();
@@ -2804,14 +2991,6 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void orphan_threads();
 
  private:
-  // spin_for_call: wait()'s spin phase for a call (Options::spin_wait).
-  void spin_for_call(const Deadline& deadline) const noexcept;
-  struct Notice {
-    tether_notify_fn fn;  // null: a keep-alive only
-    UserArg arg;
-    uint64_t id = 0;  // non-zero: removable (add_notice)
-    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner_locked)
-  };
   // keep_owner_locked: holds owner until the scope is terminal. With no memory to hold
   // it, the ledger counts the target's own outcome now and is not touched again.
   void keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept;
@@ -2825,24 +3004,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
-  [[nodiscard]] std::vector<Notice> leave_locked();
+  [[nodiscard]] NoticeList::Due leave_locked();
   // record_locked: appends e; the first error of a live scope fails it. Returns the
   // notices to run (unlocked) if the scope just became terminal.
-  [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
-  [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
-  // run_notices: runs (and empties) notices, unlocked. Inline: most calls have none.
-  static void run_notices(std::vector<Notice>&& notices) {
-    if (!notices.empty()) run_each(notices);
-  }
-  static void run_each(std::vector<Notice>& notices);
+  [[nodiscard]] NoticeList::Due record_locked(ErrorPtr e);
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state);
   // notify_waiters: wakes waiters after a change of what they wait for (made under
   // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
-  // settled_, which that waiter watches (spin_for_call).
+  // settled_, which that waiter watches (answer_spin.h).
   void notify_waiters() noexcept {
     wakeups_.notify_all();
-    if (waiter_spins_.load(std::memory_order_relaxed) && state() >= TETHER_SUCCEEDED) {
-      settled_.store(true, std::memory_order_release);
-    }
+    if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
   }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
@@ -2868,7 +3040,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable WordMutex mutex_;
-  // waiter_spins_: set by a waiter before it spins (spin_for_call), read by the thread
+  // waiter_spins_: set by a waiter before it spins (answer_spin.h), read by the thread
   // that ends the scope: only then does that thread write settled_'s line.
   mutable std::atomic<bool> waiter_spins_{false};
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
@@ -2877,8 +3049,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
   // result_taken_ hands it to one taker. The destructor drops a result nobody took.
   UserArg result_;
-  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
-  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+  NoticeList notices_;        // guarded by mutex_: on_done entries not yet run
+  NoticeList quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
 
   const Options options_;
   std::atomic<uint64_t> handle_{0};
@@ -2887,7 +3059,6 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
   bool threads_orphaned_ = false;         // guarded by mutex_
   ErrorList errors_;               // guarded by mutex_: in order, never rewritten
-  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_
@@ -3014,28 +3185,36 @@ using Publish = uint64_t (*)(const std::shared_ptr<T>&);
 
 namespace tether {
 
+class CallFuture;
 class Scope;
 class ThreadGroup;
 
 class Task {
  public:
   using Origin = TaskOrigin;
-  // A runner's threads and calls with a future have a scope; a fire-and-forget call has
-  // none until it spawns a nested thread (lazy_scope()).
+  // A runner's threads and executor tasks have a scope; an actor call with a future has
+  // its CallFuture instead, and a fire-and-forget call nothing; either gets a scope when
+  // it spawns a nested thread (lazy_scope()).
 
   // origin: outlives the task (task_origin.h).
   Task(Scope* scope, const std::string& thread_name, bool is_target, const Origin* origin = &kNoOrigin) noexcept
       : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
+  // A call with a future (the target of its CallFuture, alive while the task runs).
+  Task(CallFuture& call, const std::string& thread_name, const Origin* origin) noexcept
+      : scope_(nullptr), call_(&call), thread_name_(thread_name), is_target_(true), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
+  // call: the call with a future this task runs, whose result it sets; null otherwise.
+  [[nodiscard]] CallFuture* call() const noexcept { return call_; }
   [[nodiscard]] const Origin& origin() const noexcept { return *origin_; }
   [[nodiscard]] bool stop_requested() const noexcept;
 
-  // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
-  // now (RUNNING, this task its target), which its runner must then finish. Throws
-  // StatusError(TETHER_E_WRONG_STATE) in a compiled graph's node.
+  // scope_for_spawn: the scope nested threads join; a call without one gets one made now
+  // (RUNNING, this task its target), which its runner must then finish; a call with a
+  // future then ends when that scope does (CallFuture::adopt_nested). Throws
+  // StatusError(TETHER_E_WRONG_STATE) in a compiled graph's node, std::bad_alloc.
   [[nodiscard]] Scope& scope_for_spawn();
   [[nodiscard]] const std::shared_ptr<Scope>& lazy_scope() const noexcept { return lazy_scope_; }
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
@@ -3059,6 +3238,7 @@ class Task {
  private:
   friend class CurrentTask;
   Scope* scope_;
+  CallFuture* call_ = nullptr;
   const std::string& thread_name_;
   bool is_target_;
   uint32_t epoch_;  // the fork epoch the task began in
@@ -3190,12 +3370,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   struct Sender;
   class SenderSource;
   // call: queues m on the group's lane (group null: the default thread). Returns the
-  // future's scope when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
+  // future when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
   // The one place that chooses the path: the fast path (below) when the call may take it
   // and senders (may be null) has a Sender for this thread, else the general path.
-  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
-                              SenderSource* senders = nullptr);
+  std::shared_ptr<Future> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
+                               SenderSource* senders = nullptr);
 
   // state: TETHER_ACTOR_*; cause: the constructor's error when DEAD.
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
@@ -3231,6 +3411,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
+  [[nodiscard]] ErrorPtr dead_error_or_null() const noexcept;  // null: no memory for it
   // The fire-and-forget fast path (actor_fast_path.cpp): calls without a future to the
   // default thread (fast_path_applies, the one place that rule is written), through a
   // Sender: what one producer thread holds to call this actor without the general path,
@@ -3273,6 +3454,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
  private:
   class CtorCall;
   class MethodCall;
+  class FutureCall;
   class DtorCall;
   struct Group {
     std::string name;
@@ -3297,8 +3479,8 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // fire-and-forget call, and a call into it would spill the caller's arguments for
   // the general path.
   [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
-  std::shared_ptr<Scope> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
-                                      Deadline room);
+  std::shared_ptr<Future> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                       Deadline room);
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
@@ -3490,6 +3672,168 @@ struct PoolAllocator {
 
 }  // namespace tether
 // ---- end of core/pool_allocator.h ----
+// ---- core/scope_pool.h ----
+// ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
+// calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
+// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
+// block holds the scope with its shared_ptr control block; Scope::pending asserts that it
+// fits. The scope is made by the caller and freed by whoever drops it last (the caller's
+// release, most often): the magazines carry blocks back either way.
+
+#include <cstddef>
+
+
+namespace tether {
+
+using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+
+}  // namespace tether
+// ---- end of core/scope_pool.h ----
+// ---- core/call_future.h ----
+// CallFuture: an actor call with a future, in ONE block: the Call its lane queues and
+// runs, and the Future its caller's handle names. What a plain call needs (a state word,
+// the arg, the result, the first error, a waiters' word) is all it holds; the rest (the
+// notices of on_done and wait_any, a scope for nested threads) is made only when used.
+// A Scope per call cost two blocks, ~470 bytes made and torn down, and one more cache
+// line for each side to fetch back (bench/README.md has the figures).
+//
+// Lifetime: made by std::allocate_shared (ScopePool: the block holds its count too), with
+// two owners: the caller's shared_ptr (the handle), and the lane's, queued_, taken at
+// creation and let go by dispose() once the lane is done with the call (run or cancelled).
+//
+// The kind of call (which method, on what state) is the subclass's: it implements run()
+// and cancel() (the lane's) with start(), finish(), fail_pending() and cancel_queued().
+//
+// States (state_), each change under mutex_, terminal ones stored with release after the
+// error, the count and every write of the result:
+//   PENDING -> RUNNING          start(): the lane's thread takes the arg
+//   PENDING -> CANCELLED        request_cancel() or cancel_queued(): the arg is dropped
+//   PENDING -> FAILED           fail_pending(e) (the actor is dead)
+//   RUNNING -> SUCCEEDED | FAILED | CANCELLED
+//                               finish(): the method returned (CANCELLED when request_cancel() or
+//                               the owner's stop asked it to stop and it did not fail); or,
+//                               once it started nested threads, their scope's end
+//                               (adopt_nested)
+// request_cancel() on a RUNNING call sets cancel_requested_ (stop_requested) and cancels the
+// nested scope, if any.
+//
+// Thread safety: every public member from any thread. mutex_ guards the marked fields.
+// result_ has no lock: written only by the running method (set_result), read only once
+// SUCCEEDED (try_take_result: the acquire of state_ orders it after every write).
+// error_ is written under mutex_ before the terminal store and never after: read without
+// the lock once terminal.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+
+namespace tether {
+
+class LanePresence;
+class Scope;
+
+class CallFuture : public Call, public Future {
+ public:
+  struct Where {
+    const void* lane = nullptr;  // a one-thread lane: a wait from its thread waits on itself (compared only)
+    uint64_t lane_id = 0;        // the same lane's id, for a manual lane's owner
+    LanePresence* partner = nullptr;  // where its consumer runs (spin policy); null: spin a fixed time
+  };
+
+  // start_queued: makes the lane's reference (queued_) from self, the one the caller got
+  // from allocate_shared. Call once, before the call is pushed.
+  static void start_queued(const std::shared_ptr<CallFuture>& self) noexcept { self->queued_ = self; }
+
+  // Future.
+  [[nodiscard]] int32_t state() const noexcept final { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool waits_for_nothing() const noexcept final {
+    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] int32_t wait_done(Deadline deadline) final;
+  [[nodiscard]] ErrorPtr first_error() const final;
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept final;
+  void copy_outputs(void** outs, size_t n) final;
+  void request_cancel() final;
+  void on_done(tether_notify_fn fn, UserArg arg) final;
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg) final;
+  void remove_notice(uint64_t id) noexcept final;
+  [[nodiscard]] bool is_inside() const noexcept final;
+  void end_future_handle() final;
+
+  // The running method's side (through its Task).
+  [[nodiscard]] bool stop_requested() const noexcept { return cancel_requested_.load(std::memory_order_acquire); }
+  // set_result: replaces (and drops) an earlier result.
+  void set_result(UserArg value) noexcept { std::swap(result_, value); }
+  // adopt_nested: the method started its first nested thread, in nested (RUNNING, the
+  // method its target): the call now ends when nested does, as nested ends. Throws
+  // std::bad_alloc (nothing adopted).
+  void adopt_nested(const std::shared_ptr<Scope>& nested);
+
+ protected:
+  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where, UserArg arg) noexcept;
+  ~CallFuture() override;
+
+  // start: PENDING -> RUNNING; the arg into arg. False when it was cancelled or failed.
+  [[nodiscard]] bool start(UserArg& arg);
+  // finish: the method returned with err (null: OK). With nested threads (adopt_nested),
+  // their scope hears it and ends the call; else the call ends now. True when no nested
+  // thread runs (as Scope::finish_call).
+  bool finish(ErrorPtr err, Scope* nested);
+  // fail_pending: PENDING -> FAILED with e (the arg dropped). No effect once started.
+  void fail_pending(ErrorPtr e);
+  // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
+  // subclass's cancel()).
+  void cancel_queued() noexcept;
+  // The subclass's: the name a cancelled call's error carries; what holds the owner
+  // (whose ledger counts the call) alive until nested threads end the call.
+  [[nodiscard]] virtual const std::string& thread_name() const noexcept = 0;
+  [[nodiscard]] virtual std::shared_ptr<void> keep_owner() const = 0;
+
+ private:
+  struct Cold;
+  class NestedEnd;
+  // dispose: the lane is done with the call: its reference goes (maybe the last).
+  void dispose() noexcept final;
+  // complete_locked: the terminal change: counts the call, stores err (a cancellation's
+  // own when null and CANCELLED), then the state. Returns the notices to run unlocked.
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err) noexcept;
+  // announce: after a terminal change, unlocked: wakes waiters, then runs due.
+  void announce(NoticeList::Due&& due);
+  [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
+  Cold& cold_locked();  // throws std::bad_alloc
+
+  // Layout: the caller writes the first lines (the Call's, and these) once, at creation;
+  // the running side writes state_ to wakeups_ once or twice a call; settled_ (the
+  // spinning waiter's) is last.
+  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
+  CallLedger* const ledger_;            // counts the call once, as it becomes terminal
+  const std::atomic<bool>* const owner_stop_;
+  const Where where_;
+  // The call's arg: handed over once, under mutex_, by the one change out of PENDING
+  // (start: to the method; a cancel or failure: dropped). Never written after creation,
+  // so that the caller's lines stay the caller's.
+  void* const arg_;
+  const tether_drop_fn arg_drop_;
+  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
+  mutable WordMutex mutex_;
+  std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
+  std::atomic<bool> result_taken_{false};      // one taker wins the result
+  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
+  UserArg result_;
+  ErrorPtr error_;
+  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
+  std::unique_ptr<Cold> cold_;  // guarded by mutex_: made at need
+  // nested_: cold_->nested, for is_inside without the lock (set once, release; the
+  // scope lives as long as this).
+  std::atomic<const Scope*> nested_{nullptr};
+  std::atomic<bool> settled_{false};  // answer_spin.h
+};
+
+}  // namespace tether
+// ---- end of core/call_future.h ----
 // ---- core/call_outcome.h ----
 // Settling a call's outcome with its owner's ledger, shared by executor tasks and actor
 // calls, so that both count and keep failures the same way.
@@ -3651,11 +3995,11 @@ class Actor::CtorCall : public Call {
   UserArg arg_;
 };
 
-// MethodCall: one call of a method, on the default lane or a group's.
+// MethodCall: one fire-and-forget call of a method, on the default lane or a group's,
+// that did not take the fast path.
 class Actor::MethodCall : public Call {
  public:
-  MethodCall(Actor& actor, tether_method_fn m, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {
+  MethodCall(Actor& actor, tether_method_fn m, UserArg arg) : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)) {
     static_assert(sizeof(MethodCall) <= CallPool::kSlotSize, "fits a pool slot");
   }
 
@@ -3667,13 +4011,6 @@ class Actor::MethodCall : public Call {
       fail_dead();
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       never_runs();
-    } else if (future_) {
-      if (run_with_future(lane)) {
-        actor_.settle();  // quiet already (the usual case): no notice to make
-      } else {
-        actor_.settle_when_done(future_.get());  // nested threads still run
-      }
-      return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
@@ -3695,51 +4032,99 @@ class Actor::MethodCall : public Call {
   // never_runs: the call is cancelled; its arg goes now.
   void never_runs() noexcept {
     arg_.reset();
-    if (future_) {
-      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
-    } else {
-      actor_.ledger_.cancelled();
-    }
-  }
-
-  // run_with_future: true when the call's scope is quiet once it returns.
-  bool run_with_future(Lane& lane) {
-    UserArg arg;
-    if (!future_->start_call(arg)) return true;  // cancelled while queued (counted then): never had a thread
-    ErrorPtr err;
-    {
-      Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
-      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
-    }
-    arg.reset();
-    return future_->finish_call_of(actor_, std::move(err));  // the scope counts it
+    actor_.ledger_.cancelled();
   }
 
   void fail_dead() noexcept {
-    // Queued before the constructor failed: never runs.
-    ErrorPtr dead;
-    try {
-      dead = actor_.dead_error();
-    } catch (...) {
-    }
+    // Queued before the constructor failed: never runs; the failure is counted and kept
+    // like any other.
+    ErrorPtr dead = actor_.dead_error_or_null();
     arg_.reset();
-    if (!future_) {  // fire and forget: the failure is counted and kept like any other
-      if (dead) {
-        actor_.ledger_.fire_and_forget_failed(std::move(dead));
-      } else {
-        actor_.ledger_.failed();
-      }
-      return;
+    if (dead) {
+      actor_.ledger_.fire_and_forget_failed(std::move(dead));
+    } else {
+      actor_.ledger_.failed();
     }
-    // Counted by the scope: failed, or cancelled when there was no memory for the error.
-    if (dead) future_->fail_pending(std::move(dead));
-    future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
 
   Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
   tether_method_fn method_;
   UserArg arg_;
-  std::shared_ptr<Scope> future_;
+};
+
+// FutureCall: one call of a method with a future: the call and its future in one block
+// (call_future.h), counted by the actor's ledger as the future ends.
+class Actor::FutureCall final : public CallFuture {
+ public:
+  FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
+      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, where_of(lane), std::move(arg)),
+        actor_(actor),
+        lane_(lane),
+        method_(m) {
+    static_assert(sizeof(FutureCall) + 16 <= ScopePool::kSlotSize, "a call and its count fit a ScopePool block");
+  }
+
+  void run(Lane& lane) noexcept override {
+    actor_.ledger_.leave();
+    const Life life = actor_.life_.load(std::memory_order_acquire);
+    if (life == Life::Dead) {
+      // Queued before the constructor failed: never runs. Failed, or cancelled when there
+      // was no memory for the error.
+      if (ErrorPtr dead = actor_.dead_error_or_null()) fail_pending(std::move(dead));
+      cancel_queued();  // no-op once failed
+    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+      cancel_queued();
+    } else {
+      run_method(lane);
+      return;
+    }
+    actor_.settle();
+  }
+
+  void cancel() noexcept override {
+    actor_.ledger_.leave();
+    cancel_queued();
+    actor_.settle();
+  }
+
+ private:
+  static Where where_of(Lane& lane) noexcept {
+    Where where;
+    if (lane.thread_count() <= 1) {  // 0: a manual lane
+      where.lane = &lane;
+      where.lane_id = lane.id();
+      where.partner = lane.presence();
+    }
+    return where;
+  }
+
+  void run_method(Lane& lane) noexcept {
+    UserArg arg;
+    if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
+      actor_.settle();
+      return;
+    }
+    ErrorPtr err;
+    std::shared_ptr<Scope> nested;
+    {
+      Task task(*this, lane.name(), &actor_.origin());
+      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
+      nested = task.lazy_scope();
+    }
+    arg.reset();
+    if (finish(std::move(err), nested.get())) {
+      actor_.settle();  // quiet already (the usual case): no notice to make
+    } else {
+      actor_.settle_when_done(nested.get());  // nested threads still run
+    }
+  }
+
+  [[nodiscard]] const std::string& thread_name() const noexcept override { return lane_.name(); }
+  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor_.shared_from_this(); }
+
+  Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
+  Lane& lane_;    // the actor's: alive as long as it is
+  tether_method_fn method_;
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call. Made with the
@@ -3839,7 +4224,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   return actor->origin_.actor;
 }
 
-std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                    Deadline room, SenderSource* senders) {
   if (senders != nullptr && fast_path_applies(group, want_future)) {
     Sender* sender = senders->sender_for(*this);
@@ -3851,7 +4236,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
   return call_general(group, m, std::move(arg), want_future, room);
 }
 
-std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                            Deadline room) {
   Lane* lane = &this->lane(group);
   accept();  // before the stopped_ check: see the class comment
@@ -3878,26 +4263,17 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
                                              "nothing can run its calls");
   }
   ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
-  std::shared_ptr<Scope> future;
+  std::shared_ptr<Future> future;
   Call* c;
   try {
     if (want_future) {
-      Scope::Options scope_options;
-      scope_options.name = lane->name();
-      if (lane->thread_count() <= 1) {  // 0: a manual lane
-        scope_options.serving_lane = lane;
-        scope_options.serving_lane_id = lane->id();
-        scope_options.spin_partner = lane->presence();
-      }
-      scope_options.owner_stop = &cancel_;
-      scope_options.actor = origin_.actor;
-      scope_options.spin_wait = true;
-      scope_options.threads = &group_threads_;
-      scope_options.ledger = &ledger_;
-      future = Scope::pending(std::move(scope_options), std::move(arg));
-      c = new MethodCall(*this, m, UserArg(), future);
+      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, ScopePool>(), *this, *lane, m,
+                                                   std::move(arg));
+      CallFuture::start_queued(call);
+      c = call.get();
+      future = std::move(call);
     } else {
-      c = new MethodCall(*this, m, std::move(arg), nullptr);
+      c = new MethodCall(*this, m, std::move(arg));
     }
   } catch (...) {
     ledger_.leave();
@@ -3924,6 +4300,14 @@ bool Actor::post(Lane& lane, Call* c) noexcept {
   }
   lane.push(c);
   return true;
+}
+
+ErrorPtr Actor::dead_error_or_null() const noexcept {
+  try {
+    return dead_error();
+  } catch (...) {  // no memory for it
+    return nullptr;
+  }
 }
 
 ErrorPtr Actor::dead_error() const {
@@ -4177,11 +4561,7 @@ void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
 void Actor::fail_dead_fast(const FastCall& call) noexcept {
   // Queued before the constructor failed: never runs, and the failure is counted and
   // kept like any other.
-  ErrorPtr dead;
-  try {
-    dead = dead_error();
-  } catch (...) {
-  }
+  ErrorPtr dead = dead_error_or_null();
   if (call.drop != nullptr) call.drop(call.arg);
   if (dead) {
     ledger_.fire_and_forget_failed(std::move(dead));
@@ -4201,6 +4581,65 @@ void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
   light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
   if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
+}
+
+}  // namespace tether
+// ==== core/answer_spin.cpp ====
+
+#include <algorithm>
+#include <chrono>
+
+#include "tether/tether.h"
+
+namespace tether {
+
+void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>& waiter_spins, const std::atomic<bool>& settled,
+                      const std::atomic<int32_t>& state, const Deadline& deadline) noexcept {
+  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
+  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
+  TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
+  std::chrono::nanoseconds budget{kWaitSpinMaxNs};  // without a partner
+  if (partner != nullptr && kind == LanePresence::Spin::kWake) {
+    budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
+  } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
+    budget = std::chrono::nanoseconds(partner->wait_budget_ns());
+  }
+  const auto start = Deadline::Clock::now();
+  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
+  SpinWait spin;
+  SpinEnd end(spin_until);
+  waiter_spins.store(true, std::memory_order_relaxed);  // S1
+  while (!settled.load(std::memory_order_acquire)) {    // S2
+    const bool timed_out = end.passed();
+    if (end.checked() && state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED) break;
+    if (timed_out) {
+      if (partner == nullptr) return;
+      if (kind == LanePresence::Spin::kWake) {
+        partner->wake_spin_timed_out();
+      } else {
+        partner->wait_spin_timed_out();
+      }
+      return;
+    }
+    if (partner == nullptr) {
+      spin.once();
+    } else if (partner->consumer_parked_or_on(me)) {
+      return;  // spinning cannot help any more
+    } else {
+      // The consumer runs on another CPU (or is waking there): yielding would not help
+      // it, and on a loaded machine would hand this CPU to another process for a whole
+      // time slice. One pause a look (cpu_relax.h: SpinWait).
+      cpu_relax();
+    }
+  }
+  if (partner == nullptr) return;
+  if (kind == LanePresence::Spin::kWake) {
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    partner->wake_spin_succeeded(took.count());
+  } else {
+    partner->wait_spin_succeeded();
+  }
 }
 
 }  // namespace tether
@@ -4392,6 +4831,258 @@ CallStats CallLedger::stats() const noexcept {
   s.cancelled = cancelled_.load(std::memory_order_relaxed);
   s.rejected = rejected_.load(std::memory_order_relaxed);
   return s;
+}
+
+}  // namespace tether
+// ==== core/call_future.cpp ====
+
+#include <new>
+#include <utility>
+
+
+namespace tether {
+
+// Cold: what few calls use, made at need.
+struct CallFuture::Cold {
+  NoticeList notices;            // on_done, wait_any
+  std::shared_ptr<Scope> nested;  // the scope of the method's nested threads (adopt_nested)
+};
+
+// NestedEnd: the notice by which the nested threads' scope ends the call. It holds the
+// call, and the owner whose ledger counts it, until then.
+class CallFuture::NestedEnd {
+ public:
+  NestedEnd(std::shared_ptr<CallFuture> call, std::shared_ptr<Scope> nested, std::shared_ptr<void> owner)
+      : call_(std::move(call)), nested_(std::move(nested)), owner_(std::move(owner)) {}
+
+  static void notify(void* raw) noexcept {
+    auto& end = *static_cast<NestedEnd*>(raw);
+    CallFuture& call = *end.call_;
+    ErrorPtr first = end.nested_->first_error();  // terminal now: read before our lock
+    const int32_t terminal = end.nested_->state();
+    NoticeList::Due due;
+    {
+      std::lock_guard lock(call.mutex_);
+      if (call.terminal_locked()) return;  // cannot happen: only this notice ends a call with nested threads
+      due = call.complete_locked(terminal, std::move(first));
+    }
+    call.announce(std::move(due));
+  }
+  static void drop(void* raw) noexcept { delete static_cast<NestedEnd*>(raw); }
+
+ private:
+  std::shared_ptr<CallFuture> call_;
+  std::shared_ptr<Scope> nested_;
+  std::shared_ptr<void> owner_;
+};
+
+CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where,
+                       UserArg arg) noexcept
+    : Call(owner), ledger_(ledger), owner_stop_(owner_stop), where_(where), arg_(arg.get()), arg_drop_(arg.drop_fn()) {
+  (void)arg.release();  // ours: handed to the method by start(), or dropped by a cancel or failure
+}
+
+CallFuture::~CallFuture() = default;  // result_ drops a result nobody took
+
+void CallFuture::dispose() noexcept {
+  std::shared_ptr<CallFuture> lane_share = std::move(queued_);
+  // lane_share may be the last reference: this dies here, after its last touch.
+}
+
+CallFuture::Cold& CallFuture::cold_locked() {
+  if (!cold_) cold_ = std::make_unique<Cold>();
+  return *cold_;
+}
+
+bool CallFuture::start(UserArg& arg) {
+  std::lock_guard lock(mutex_);
+  if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return false;
+  state_.store(TETHER_RUNNING, std::memory_order_relaxed);  // no reader acts on RUNNING but the lock holder
+  arg = UserArg(arg_, arg_drop_);  // arg_ stays as it was: nothing more to write on the caller's line
+  return true;
+}
+
+bool CallFuture::finish(ErrorPtr err, Scope* nested) {
+  if (nested != nullptr) return nested->finish_call(std::move(err));  // NestedEnd ends the call
+  NoticeList::Due due;
+  {
+    std::lock_guard lock(mutex_);
+    int32_t terminal = TETHER_FAILED;
+    if (!err) {
+      const bool stop = cancel_requested_.load(std::memory_order_relaxed) ||
+                        (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
+      terminal = stop ? TETHER_CANCELLED : TETHER_SUCCEEDED;
+    }
+    due = complete_locked(terminal, std::move(err));
+  }
+  announce(std::move(due));
+  return true;
+}
+
+void CallFuture::fail_pending(ErrorPtr e) {
+  NoticeList::Due due;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return;
+    dropped = UserArg(arg_, arg_drop_);
+    due = complete_locked(TETHER_FAILED, std::move(e));
+  }
+  dropped.reset();  // the call never runs: its arg goes now, unlocked
+  announce(std::move(due));
+}
+
+void CallFuture::cancel_queued() noexcept {
+  try {
+    request_cancel();
+  } catch (...) {  // never: a PENDING call's cancel allocates only its error, whose lack it survives
+  }
+}
+
+void CallFuture::request_cancel() {
+  NoticeList::Due due;
+  UserArg dropped;
+  std::shared_ptr<Scope> nested;
+  {
+    std::lock_guard lock(mutex_);
+    if (terminal_locked()) return;
+    cancel_requested_.store(true, std::memory_order_release);
+    if (state_.load(std::memory_order_relaxed) == TETHER_PENDING) {
+      dropped = UserArg(arg_, arg_drop_);
+      due = complete_locked(TETHER_CANCELLED, nullptr);
+    } else if (cold_) {
+      nested = cold_->nested;
+    }
+  }
+  dropped.reset();  // the call never runs: its arg goes now, unlocked
+  if (nested) nested->cancel();  // its threads stop; its end ends the call CANCELLED
+  announce(std::move(due));
+}
+
+void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
+  auto end = std::make_unique<NestedEnd>(queued_, nested, keep_owner());
+  bool cancelled;
+  {
+    std::lock_guard lock(mutex_);
+    cold_locked().nested = nested;  // request_cancel() reaches the nested threads from now on
+    nested_.store(nested.get(), std::memory_order_release);
+    cancelled = cancel_requested_.load(std::memory_order_relaxed);
+  }
+  // Registered last: nothing above can fail after it. The scope is RUNNING (its target,
+  // the method, runs), so the notice waits.
+  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
+  if (cancelled) nested->cancel();
+}
+
+NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
+  // Counted before the state is stored: a reader that sees the state sees the count.
+  if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
+  if (!err && terminal_state == TETHER_CANCELLED) {
+    try {
+      err = make_error(TETHER_E_CANCELLED, 0, thread_name() + " was cancelled", thread_name());
+    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+      err = out_of_memory_error();
+    }
+  }
+  error_ = std::move(err);
+  state_.store(terminal_state, std::memory_order_release);
+  return cold_ ? cold_->notices.take() : NoticeList::Due();
+}
+
+void CallFuture::announce(NoticeList::Due&& due) {
+  wakeups_.notify_all();
+  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
+  NoticeList::run(std::move(due));
+}
+
+int32_t CallFuture::wait_done(Deadline deadline) {
+  // Spin briefly before parking (answer_spin.h): a call is often answered within
+  // microseconds, and then costs no futex wake-up on either side.
+  if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+    AnswerSpin::spin(where_.partner, waiter_spins_, settled_, state_, deadline);
+  }
+  if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
+  std::unique_lock lock(mutex_);
+  auto ended = [&] { return handle_ended_.load(std::memory_order_relaxed); };
+  if (ended()) return TETHER_E_INVALID_HANDLE;
+  if (terminal_locked()) return TETHER_OK;
+  if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
+  if (is_inside()) return TETHER_E_DEADLOCK;
+  (void)wakeups_.wait_until(lock, deadline, [&] { return terminal_locked() || ended(); });
+  if (ended()) return TETHER_E_INVALID_HANDLE;
+  return terminal_locked() ? TETHER_OK : TETHER_E_TIMEOUT;
+}
+
+ErrorPtr CallFuture::first_error() const {
+  if (state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
+  return error_;
+}
+
+int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
+  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
+    *why = NoResult::kNotSucceeded;
+    return TETHER_E_WRONG_STATE;
+  }
+  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+    *why = NoResult::kTaken;
+    return TETHER_E_WRONG_STATE;
+  }
+  *out = result_.release();
+  return TETHER_OK;
+}
+
+void CallFuture::copy_outputs(void**, size_t) {
+  throw StatusError(TETHER_E_WRONG_STATE, "this future is a call's, not a compiled graph execution's");
+}
+
+void CallFuture::on_done(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) {
+      (void)cold_locked().notices.add(fn, std::move(arg), /*removable=*/false);
+      return;
+    }
+  }
+  fn(arg.get());
+}
+
+uint64_t CallFuture::add_notice(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) return cold_locked().notices.add(fn, std::move(arg), /*removable=*/true);
+  }
+  fn(arg.get());
+  return 0;
+}
+
+void CallFuture::remove_notice(uint64_t id) noexcept {
+  UserArg dropped;  // empty when it ran (or is running) already
+  {
+    std::lock_guard lock(mutex_);
+    if (cold_) dropped = cold_->notices.remove(id);
+  }
+  // dropped goes here, unlocked
+}
+
+bool CallFuture::is_inside() const noexcept {
+  const Task* task = Task::current();
+  if (task != nullptr && task->call() == this) return true;  // a call waiting on itself
+  const Scope* nested = nested_.load(std::memory_order_acquire);
+  if (nested != nullptr && nested->is_inside()) return true;  // one of its nested threads
+  if (state() != TETHER_PENDING) return false;
+  return this_thread_role().serves_lane(where_.lane, where_.lane_id);
+}
+
+void CallFuture::end_future_handle() {
+  if (state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
+    handle_ended_.store(true, std::memory_order_release);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
+    handle_ended_.store(true, std::memory_order_release);
+  }
+  wakeups_.notify_all();
 }
 
 }  // namespace tether
@@ -5786,23 +6477,6 @@ class HandleTable {
 
 }  // namespace tether
 // ---- end of core/handle_table.h ----
-// ---- core/scope_pool.h ----
-// ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
-// calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
-// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
-// block holds the scope with its shared_ptr control block; Scope::pending asserts that it
-// fits. The scope is made by the caller and freed by whoever drops it last (the caller's
-// release, most often): the magazines carry blocks back either way.
-
-#include <cstddef>
-
-
-namespace tether {
-
-using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
-
-}  // namespace tether
-// ---- end of core/scope_pool.h ----
 
 namespace tether {
 namespace fork_detail {
@@ -6921,11 +7595,6 @@ bool SharedLane::next(Work& w) {
 
 
 namespace tether {
-namespace {
-
-constexpr std::chrono::nanoseconds kWaitSpin{kWaitSpinMaxNs};  // without a spin partner
-
-}  // namespace
 
 // Participant: the body of one scope thread: runs its callback as a task, then reports
 // the outcome. It holds the scope alive until the outcome is in.
@@ -7006,7 +7675,7 @@ bool Scope::start_call(UserArg& arg) {
 }
 
 void Scope::fail_pending(ErrorPtr e) {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   UserArg dropped;
   {
     std::lock_guard lock(mutex_);
@@ -7016,7 +7685,7 @@ void Scope::fail_pending(ErrorPtr e) {
   }
   notify_waiters();
   dropped.reset();
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
 Scope::~Scope() = default;  // result_ drops itself; no lock is held by a destructor
@@ -7041,20 +7710,20 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
                                                                   is_target, fn, std::move(arg)));
   } catch (...) {
     // The participant (and with it arg) died inside spawn, before any lock here.
-    std::vector<Notice> quiet;
+    NoticeList::Due quiet;
     {
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
     notify_waiters();
-    run_notices(std::move(quiet));
+    NoticeList::run(std::move(quiet));
     throw;
   }
 }
 
 bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
-  std::vector<Notice> notices;
-  std::vector<Notice> quiet;
+  NoticeList::Due notices;
+  NoticeList::Due quiet;
   bool now_quiet = false;
   {
     std::lock_guard lock(mutex_);
@@ -7071,16 +7740,15 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     now_quiet = live_ == 0;
   }
   notify_waiters();  // after unlocking, so woken waiters do not block on mutex_ at once
-  run_notices(std::move(notices));
-  run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+  NoticeList::run(std::move(notices));
+  NoticeList::run(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
 }
 
-std::vector<Scope::Notice> Scope::leave_locked() {
+NoticeList::Due Scope::leave_locked() {
   --live_;
-  std::vector<Notice> due;
-  if (live_ == 0 && !quiet_notices_.empty()) due.swap(quiet_notices_);  // no write when empty
-  return due;
+  if (live_ != 0) return {};
+  return quiet_notices_.take();  // no write when empty
 }
 
 TaskOrigin Scope::nested_origin() const noexcept {
@@ -7092,7 +7760,7 @@ TaskOrigin Scope::nested_origin() const noexcept {
 }
 
 void Scope::report(ErrorPtr e) {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   {
     std::lock_guard lock(mutex_);
     const int32_t s = state_.load(std::memory_order_relaxed);
@@ -7104,17 +7772,17 @@ void Scope::report(ErrorPtr e) {
     notices = record_locked(std::move(e));
   }
   notify_waiters();
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
-std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
+NoticeList::Due Scope::record_locked(ErrorPtr e) {
   errors_.push_back(std::move(e));
   if (terminal_locked()) return {};
   if (options_.stop_on_error) stop_requested_.store(true, std::memory_order_release);
   return complete_locked(TETHER_FAILED);
 }
 
-std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
+NoticeList::Due Scope::complete_locked(int32_t terminal_state) {
   count_locked(terminal_state);  // before the state: a reader that sees it sees the count
   if (terminal_state == TETHER_CANCELLED) {
     ErrorPtr cancelled;
@@ -7126,40 +7794,24 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
     errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
-  std::vector<Notice> due;
-  if (!notices_.empty()) due.swap(notices_);  // no write when empty (see Layout)
-  return due;  // the caller notifies wakeups_ once it has unlocked
+  return notices_.take();  // no write when empty (see Layout)  // the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
   CallLedger* ledger = std::exchange(ledger_, nullptr);
-  if (ledger == nullptr) return;
-  switch (terminal_state) {
-    case TETHER_SUCCEEDED: ledger->succeeded(); break;
-    case TETHER_FAILED: ledger->failed(); break;
-    default: ledger->cancelled(); break;
-  }
+  if (ledger != nullptr) ledger->count_outcome(terminal_state);
 }
 
 void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept {
   try {
-    notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
+    notices_.keep(std::move(owner));
   } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do
     count_locked(target_failed ? TETHER_FAILED : TETHER_SUCCEEDED);
   }
 }
 
-void Scope::run_each(std::vector<Notice>& notices) {
-  for (Notice& n : notices) {
-    if (n.fn != nullptr) n.fn(n.arg.get());
-    n.arg.reset();
-    n.keep.reset();
-  }
-  notices.clear();
-}
-
 void Scope::cancel() {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   UserArg dropped;
   {
     std::lock_guard lock(mutex_);
@@ -7173,7 +7825,7 @@ void Scope::cancel() {
   }
   notify_waiters();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
 ErrorPtr Scope::first_error() const {
@@ -7225,10 +7877,10 @@ int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   return TETHER_OK;
 }
 
-void Scope::explain_no_result(NoResult why) {
+void Future::explain_no_result(NoResult why) {
   throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
                                               ? "the result was already taken"
-                                              : "no result to take: the runner has not succeeded");
+                                              : "no result to take: the work has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {
@@ -7268,7 +7920,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    spin_for_call(deadline);
+    AnswerSpin::spin(options_.spin_partner, waiter_spins_, settled_, state_, deadline);
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
@@ -7284,62 +7936,11 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
 
-void Scope::spin_for_call(const Deadline& deadline) const noexcept {
-  LanePresence* partner = options_.spin_partner;
-  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
-  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
-  if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
-  TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
-  std::chrono::nanoseconds budget = kWaitSpin;
-  if (partner != nullptr && kind == LanePresence::Spin::kWake) {
-    budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
-  } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
-    budget = std::chrono::nanoseconds(partner->wait_budget_ns());
-  }
-  const auto start = Deadline::Clock::now();
-  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
-  SpinWait spin;
-  SpinEnd end(spin_until);
-  // The look is at settled_ (see its comment), and at the state when the clock is read
-  // too: a scope that ended before waiter_spins_ was seen is never marked settled_.
-  waiter_spins_.store(true, std::memory_order_relaxed);
-  while (!settled_.load(std::memory_order_acquire)) {
-    const bool timed_out = end.passed();
-    if (end.checked() && state() >= TETHER_SUCCEEDED) break;
-    if (timed_out) {
-      if (partner == nullptr) return;
-      if (kind == LanePresence::Spin::kWake) {
-        partner->wake_spin_timed_out();
-      } else {
-        partner->wait_spin_timed_out();
-      }
-      return;
-    }
-    if (partner == nullptr) {
-      spin.once();
-    } else if (partner->consumer_parked_or_on(me)) {
-      return;  // spinning cannot help any more
-    } else {
-      // The consumer runs on another CPU (or is waking there): yielding would not help
-      // it, and on a loaded machine would hand this CPU to another process for a whole
-      // time slice. One pause a look (cpu_relax.h: SpinWait).
-      cpu_relax();
-    }
-  }
-  if (partner == nullptr) return;
-  if (kind == LanePresence::Spin::kWake) {
-    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
-    partner->wake_spin_succeeded(took.count());
-  } else {
-    partner->wait_spin_succeeded();
-  }
-}
-
 void Scope::on_done(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (!terminal_locked()) {
-      notices_.push_back(Notice{fn, std::move(arg)});
+      (void)notices_.add(fn, std::move(arg), /*removable=*/false);
       return;
     }
   }
@@ -7350,9 +7951,7 @@ uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (!terminal_locked()) {
-      const uint64_t id = ++last_notice_id_;
-      notices_.push_back(Notice{fn, std::move(arg), id});
-      return id;
+      return notices_.add(fn, std::move(arg), /*removable=*/true);
     }
   }
   fn(arg.get());
@@ -7361,13 +7960,10 @@ uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
 
 void Scope::remove_notice(uint64_t id) noexcept {
   if (id == 0) return;
-  UserArg dropped;
+  UserArg dropped;  // empty when it ran (or is running) already
   {
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(notices_.begin(), notices_.end(), [&](const Notice& n) { return n.id == id; });
-    if (it == notices_.end()) return;  // it ran (or is running) already
-    dropped = std::move(it->arg);
-    notices_.erase(it);
+    dropped = notices_.remove(id);
   }
   // dropped goes here, unlocked
 }
@@ -7376,7 +7972,7 @@ void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (live_ != 0) {
-      quiet_notices_.push_back(Notice{fn, std::move(arg)});
+      (void)quiet_notices_.add(fn, std::move(arg), /*removable=*/false);
       return;
     }
   }
@@ -7498,6 +8094,7 @@ Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
+  if (call_ != nullptr && call_->stop_requested()) return true;
   if (origin_->graph_stop != nullptr && origin_->graph_stop->load(std::memory_order_acquire)) return true;
   return origin_->owner_stop != nullptr && origin_->owner_stop->load(std::memory_order_acquire);
 }
@@ -7513,9 +8110,11 @@ Scope& Task::scope_for_spawn() {
   options.owner_stop = origin_->owner_stop;
   options.actor = origin_->actor;
   options.threads = origin_->threads;
-  lazy_scope_ = Scope::pending(std::move(options), UserArg());
+  std::shared_ptr<Scope> made = Scope::pending(std::move(options), UserArg());
   UserArg none;
-  (void)lazy_scope_->start_call(none);  // this task is its running target
+  (void)made->start_call(none);  // this task is its running target
+  if (call_ != nullptr) call_->adopt_nested(made);
+  lazy_scope_ = std::move(made);
   scope_ = lazy_scope_.get();
   return *scope_;
 }
@@ -8058,6 +8657,7 @@ namespace tether {
 class Actor;
 class CompiledGraph;
 class Executor;
+class Future;
 class Graph;
 class Scope;
 struct Error;
@@ -8078,7 +8678,7 @@ struct names {
 template <> struct handle_traits<tether_runner> : names<Scope, Kind::Runner> {};
 template <> struct handle_traits<tether_executor> : names<Executor, Kind::Executor> {};
 template <> struct handle_traits<tether_actor> : names<Actor, Kind::Actor> {};
-template <> struct handle_traits<tether_future> : names<Scope, Kind::Future> {};
+template <> struct handle_traits<tether_future> : names<Future, Kind::Future> {};
 template <> struct handle_traits<tether_error> : names<const Error, Kind::Error> {};
 template <> struct handle_traits<tether_graph> : names<Graph, Kind::Graph> {};
 template <> struct handle_traits<tether_compiled> : names<CompiledGraph, Kind::Compiled> {};
@@ -8199,14 +8799,14 @@ template <class H, class Out, class Read>
   });
 }
 
-// on_done_of: tether_runner_on_done / tether_future_on_done (both handles are scopes):
-// fn(arg) once h's scope has ended, arg_drop(arg) after; arg is dropped on any failure.
+// on_done_of: tether_runner_on_done / tether_future_on_done (a scope, a future): fn(arg)
+// once what h names has ended, arg_drop(arg) after; arg is dropped on any failure.
 template <class H>
 [[nodiscard]] tether_status on_done_of(H h, tether_notify_fn fn, void* arg, tether_drop_fn arg_drop) noexcept {
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(h);
+    auto work = lookup(h);
     require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
+    work->on_done(fn, std::move(owned));
     return TETHER_OK;
   });
 }
@@ -8241,8 +8841,8 @@ T read_options(const T* in, void (*init)(T*), size_t first_version_size, const c
 // error_handle: a new tether_error handle for e (the null handle for a null e).
 [[nodiscard]] tether_error error_handle(const ErrorPtr& e);
 
-// future_handle: a new tether_future handle for a call's scope.
-[[nodiscard]] tether_future future_handle(std::shared_ptr<Scope> scope);
+// future_handle: a new tether_future handle for a future (a call's, a task's, an execution's).
+[[nodiscard]] tether_future future_handle(std::shared_ptr<Future> future);
 
 // fill_stats: checks out->struct_size and fills the stats within it.
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id);
@@ -8672,7 +9272,7 @@ tether_status wait_outcome(int32_t rc, const char* what) {
   }
 }
 
-tether_future future_handle(std::shared_ptr<Scope> scope) { return make_handle<tether_future>(std::move(scope)); }
+tether_future future_handle(std::shared_ptr<Future> future) { return make_handle<tether_future>(std::move(future)); }
 
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
   // The first published tether_executor_stats ends after os_thread_id.
@@ -8893,20 +9493,20 @@ TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns)
   return guarded([&] {
     // A future already settled (most of a burst's) is answered under the handle's slot
     // lock; only one that may wait takes a reference to its scope.
-    std::shared_ptr<Scope> scope;
-    const bool settled = visit(f, [&](const Scope& s, const std::shared_ptr<void>& owner) {
+    std::shared_ptr<Future> future;
+    const bool settled = visit(f, [&](const Future& s, const std::shared_ptr<void>& owner) {
       if (s.waits_for_nothing()) return true;
-      scope = std::static_pointer_cast<Scope>(owner);
+      future = std::static_pointer_cast<Future>(owner);
       return false;
     });
     if (settled) return tether_status{TETHER_OK};
-    return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "future wait");
+    return wait_outcome(future->wait_done(Deadline::after(timeout_ns)), "future wait");
   });
 }
 
 TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
   return guarded([&] {
-    const int32_t now = visit(f, [](const Scope& s, const std::shared_ptr<void>&) { return s.state(); });
+    const int32_t now = visit(f, [](const Future& s, const std::shared_ptr<void>&) { return s.state(); });
     require(state, "state");
     *state = now;
     return TETHER_OK;
@@ -8914,7 +9514,7 @@ TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
 }
 
 TETHER_API tether_status tether_future_error(tether_future f, tether_error* out) {
-  return read_out(f, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
+  return read_out(f, out, "out", [](const Future& future) { return error_handle(future.first_error()); });
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
@@ -8922,12 +9522,12 @@ TETHER_API tether_status tether_future_take_result(tether_future f, void** out) 
   return guarded([&] {
     // Under the handle's slot lock, with no reference taken (it neither waits nor throws).
     void* result = nullptr;
-    Scope::NoResult why{};
-    const int32_t rc = visit(f, [&](Scope& s, const std::shared_ptr<void>&) -> int32_t {
+    Future::NoResult why{};
+    const int32_t rc = visit(f, [&](Future& s, const std::shared_ptr<void>&) -> int32_t {
       return out != nullptr ? s.try_take_result(&result, &why) : TETHER_OK;
     });
     require(out, "out");
-    if (rc != TETHER_OK) Scope::explain_no_result(why);
+    if (rc != TETHER_OK) Future::explain_no_result(why);
     *out = result;
     return TETHER_OK;
   });
@@ -8935,16 +9535,16 @@ TETHER_API tether_status tether_future_take_result(tether_future f, void** out) 
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {
   return guarded([&] {
-    auto scope = lookup(f);
+    auto future = lookup(f);
     require(outs, "outs");
-    scope->copy_outputs(outs, n);
+    future->copy_outputs(outs, n);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_future_cancel(tether_future f) {
   return guarded([&] {
-    lookup(f)->cancel();
+    lookup(f)->request_cancel();
     return TETHER_OK;
   });
 }
@@ -8955,7 +9555,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     require(index, "index");
     require(fs, "fs");
     if (n == 0) fail(TETHER_E_INVALID_ARGUMENT, "wait_any needs at least one future");
-    std::vector<std::shared_ptr<Scope>> scopes;
+    std::vector<std::shared_ptr<Future>> scopes;
     scopes.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       try {
@@ -8986,7 +9586,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     // the futures it watched (they may stay pending for long, and be waited on again).
     std::vector<uint64_t> notices(n, 0);
     struct TakeBack {
-      std::vector<std::shared_ptr<Scope>>& scopes;
+      std::vector<std::shared_ptr<Future>>& scopes;
       std::vector<uint64_t>& notices;
       ~TakeBack() {
         for (size_t i = 0; i < notices.size(); ++i) scopes[i]->remove_notice(notices[i]);
@@ -9391,8 +9991,11 @@ TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tet
       fail(TETHER_E_WRONG_STATE, "only the runner's target sets the result; this is nested thread '" +
                                      task.thread_name() + "'");
     }
-    if (task.scope() == nullptr) return TETHER_OK;  // fire and forget: nobody can take it; dropped now
-    task.scope()->set_result(std::move(result));
+    if (CallFuture* call = task.call()) {
+      call->set_result(std::move(result));
+    } else if (task.scope() != nullptr) {
+      task.scope()->set_result(std::move(result));
+    }  // else fire and forget: nobody can take it; dropped now
     return TETHER_OK;
   });
 }

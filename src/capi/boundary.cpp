@@ -83,7 +83,7 @@ tether_status wait_outcome(int32_t rc, const char* what) {
   }
 }
 
-tether_future future_handle(std::shared_ptr<Scope> scope) { return make_handle<tether_future>(std::move(scope)); }
+tether_future future_handle(std::shared_ptr<Future> future) { return make_handle<tether_future>(std::move(future)); }
 
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id) {
   // The first published tether_executor_stats ends after os_thread_id.

@@ -95,14 +95,14 @@ template <class H, class Out, class Read>
   });
 }
 
-// on_done_of: tether_runner_on_done / tether_future_on_done (both handles are scopes):
-// fn(arg) once h's scope has ended, arg_drop(arg) after; arg is dropped on any failure.
+// on_done_of: tether_runner_on_done / tether_future_on_done (a scope, a future): fn(arg)
+// once what h names has ended, arg_drop(arg) after; arg is dropped on any failure.
 template <class H>
 [[nodiscard]] tether_status on_done_of(H h, tether_notify_fn fn, void* arg, tether_drop_fn arg_drop) noexcept {
   return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
-    auto scope = lookup(h);
+    auto work = lookup(h);
     require(fn, "fn");
-    scope->on_done(fn, std::move(owned));
+    work->on_done(fn, std::move(owned));
     return TETHER_OK;
   });
 }
@@ -137,8 +137,8 @@ T read_options(const T* in, void (*init)(T*), size_t first_version_size, const c
 // error_handle: a new tether_error handle for e (the null handle for a null e).
 [[nodiscard]] tether_error error_handle(const ErrorPtr& e);
 
-// future_handle: a new tether_future handle for a call's scope.
-[[nodiscard]] tether_future future_handle(std::shared_ptr<Scope> scope);
+// future_handle: a new tether_future handle for a future (a call's, a task's, an execution's).
+[[nodiscard]] tether_future future_handle(std::shared_ptr<Future> future);
 
 // fill_stats: checks out->struct_size and fills the stats within it.
 void fill_stats(const CallLedger& ledger, tether_executor_stats* out, uint64_t os_thread_id);

@@ -35,20 +35,20 @@ TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns)
   return guarded([&] {
     // A future already settled (most of a burst's) is answered under the handle's slot
     // lock; only one that may wait takes a reference to its scope.
-    std::shared_ptr<Scope> scope;
-    const bool settled = visit(f, [&](const Scope& s, const std::shared_ptr<void>& owner) {
+    std::shared_ptr<Future> future;
+    const bool settled = visit(f, [&](const Future& s, const std::shared_ptr<void>& owner) {
       if (s.waits_for_nothing()) return true;
-      scope = std::static_pointer_cast<Scope>(owner);
+      future = std::static_pointer_cast<Future>(owner);
       return false;
     });
     if (settled) return tether_status{TETHER_OK};
-    return wait_outcome(scope->wait(Deadline::after(timeout_ns), /*all_threads=*/false), "future wait");
+    return wait_outcome(future->wait_done(Deadline::after(timeout_ns)), "future wait");
   });
 }
 
 TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
   return guarded([&] {
-    const int32_t now = visit(f, [](const Scope& s, const std::shared_ptr<void>&) { return s.state(); });
+    const int32_t now = visit(f, [](const Future& s, const std::shared_ptr<void>&) { return s.state(); });
     require(state, "state");
     *state = now;
     return TETHER_OK;
@@ -56,7 +56,7 @@ TETHER_API tether_status tether_future_poll(tether_future f, int32_t* state) {
 }
 
 TETHER_API tether_status tether_future_error(tether_future f, tether_error* out) {
-  return read_out(f, out, "out", [](const Scope& scope) { return error_handle(scope.first_error()); });
+  return read_out(f, out, "out", [](const Future& future) { return error_handle(future.first_error()); });
 }
 
 TETHER_API tether_status tether_future_take_result(tether_future f, void** out) {
@@ -64,12 +64,12 @@ TETHER_API tether_status tether_future_take_result(tether_future f, void** out) 
   return guarded([&] {
     // Under the handle's slot lock, with no reference taken (it neither waits nor throws).
     void* result = nullptr;
-    Scope::NoResult why{};
-    const int32_t rc = visit(f, [&](Scope& s, const std::shared_ptr<void>&) -> int32_t {
+    Future::NoResult why{};
+    const int32_t rc = visit(f, [&](Future& s, const std::shared_ptr<void>&) -> int32_t {
       return out != nullptr ? s.try_take_result(&result, &why) : TETHER_OK;
     });
     require(out, "out");
-    if (rc != TETHER_OK) Scope::explain_no_result(why);
+    if (rc != TETHER_OK) Future::explain_no_result(why);
     *out = result;
     return TETHER_OK;
   });
@@ -77,16 +77,16 @@ TETHER_API tether_status tether_future_take_result(tether_future f, void** out) 
 
 TETHER_API tether_status tether_future_outputs(tether_future f, void** outs, size_t n) {
   return guarded([&] {
-    auto scope = lookup(f);
+    auto future = lookup(f);
     require(outs, "outs");
-    scope->copy_outputs(outs, n);
+    future->copy_outputs(outs, n);
     return TETHER_OK;
   });
 }
 
 TETHER_API tether_status tether_future_cancel(tether_future f) {
   return guarded([&] {
-    lookup(f)->cancel();
+    lookup(f)->request_cancel();
     return TETHER_OK;
   });
 }
@@ -97,7 +97,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     require(index, "index");
     require(fs, "fs");
     if (n == 0) fail(TETHER_E_INVALID_ARGUMENT, "wait_any needs at least one future");
-    std::vector<std::shared_ptr<Scope>> scopes;
+    std::vector<std::shared_ptr<Future>> scopes;
     scopes.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       try {
@@ -128,7 +128,7 @@ TETHER_API tether_status tether_future_wait_any(const tether_future* fs, size_t 
     // the futures it watched (they may stay pending for long, and be waited on again).
     std::vector<uint64_t> notices(n, 0);
     struct TakeBack {
-      std::vector<std::shared_ptr<Scope>>& scopes;
+      std::vector<std::shared_ptr<Future>>& scopes;
       std::vector<uint64_t>& notices;
       ~TakeBack() {
         for (size_t i = 0; i < notices.size(); ++i) scopes[i]->remove_notice(notices[i]);

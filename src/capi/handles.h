@@ -15,6 +15,7 @@ namespace tether {
 class Actor;
 class CompiledGraph;
 class Executor;
+class Future;
 class Graph;
 class Scope;
 struct Error;
@@ -35,7 +36,7 @@ struct names {
 template <> struct handle_traits<tether_runner> : names<Scope, Kind::Runner> {};
 template <> struct handle_traits<tether_executor> : names<Executor, Kind::Executor> {};
 template <> struct handle_traits<tether_actor> : names<Actor, Kind::Actor> {};
-template <> struct handle_traits<tether_future> : names<Scope, Kind::Future> {};
+template <> struct handle_traits<tether_future> : names<Future, Kind::Future> {};
 template <> struct handle_traits<tether_error> : names<const Error, Kind::Error> {};
 template <> struct handle_traits<tether_graph> : names<Graph, Kind::Graph> {};
 template <> struct handle_traits<tether_compiled> : names<CompiledGraph, Kind::Compiled> {};

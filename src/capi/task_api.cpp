@@ -1,5 +1,6 @@
 // tether_task_*: callback-only calls on the task running on this thread.
 #include "capi/boundary.h"
+#include "core/call_future.h"
 #include "core/scope.h"
 #include "core/user_arg.h"
 
@@ -45,8 +46,11 @@ TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tet
       fail(TETHER_E_WRONG_STATE, "only the runner's target sets the result; this is nested thread '" +
                                      task.thread_name() + "'");
     }
-    if (task.scope() == nullptr) return TETHER_OK;  // fire and forget: nobody can take it; dropped now
-    task.scope()->set_result(std::move(result));
+    if (CallFuture* call = task.call()) {
+      call->set_result(std::move(result));
+    } else if (task.scope() != nullptr) {
+      task.scope()->set_result(std::move(result));
+    }  // else fire and forget: nobody can take it; dropped now
     return TETHER_OK;
   });
 }

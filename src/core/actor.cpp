@@ -4,7 +4,9 @@
 
 #include "core/actor_slab.h"
 #include "core/pool_allocator.h"
+#include "core/scope_pool.h"
 #include "core/asymmetric_fence.h"
+#include "core/call_future.h"
 #include "core/call_outcome.h"
 #include "core/control_thread.h"
 #include "core/status_error.h"
@@ -64,11 +66,11 @@ class Actor::CtorCall : public Call {
   UserArg arg_;
 };
 
-// MethodCall: one call of a method, on the default lane or a group's.
+// MethodCall: one fire-and-forget call of a method, on the default lane or a group's,
+// that did not take the fast path.
 class Actor::MethodCall : public Call {
  public:
-  MethodCall(Actor& actor, tether_method_fn m, UserArg arg, std::shared_ptr<Scope> future)
-      : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)), future_(std::move(future)) {
+  MethodCall(Actor& actor, tether_method_fn m, UserArg arg) : Call(&actor), actor_(actor), method_(m), arg_(std::move(arg)) {
     static_assert(sizeof(MethodCall) <= CallPool::kSlotSize, "fits a pool slot");
   }
 
@@ -80,13 +82,6 @@ class Actor::MethodCall : public Call {
       fail_dead();
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       never_runs();
-    } else if (future_) {
-      if (run_with_future(lane)) {
-        actor_.settle();  // quiet already (the usual case): no notice to make
-      } else {
-        actor_.settle_when_done(future_.get());  // nested threads still run
-      }
-      return;
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
       ErrorPtr err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg_.get()); });
@@ -108,51 +103,99 @@ class Actor::MethodCall : public Call {
   // never_runs: the call is cancelled; its arg goes now.
   void never_runs() noexcept {
     arg_.reset();
-    if (future_) {
-      future_->cancel();  // counted by the scope, unless it ended (and was counted) before
-    } else {
-      actor_.ledger_.cancelled();
-    }
-  }
-
-  // run_with_future: true when the call's scope is quiet once it returns.
-  bool run_with_future(Lane& lane) {
-    UserArg arg;
-    if (!future_->start_call(arg)) return true;  // cancelled while queued (counted then): never had a thread
-    ErrorPtr err;
-    {
-      Task task(future_.get(), lane.name(), /*is_target=*/true, &actor_.origin());
-      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
-    }
-    arg.reset();
-    return future_->finish_call_of(actor_, std::move(err));  // the scope counts it
+    actor_.ledger_.cancelled();
   }
 
   void fail_dead() noexcept {
-    // Queued before the constructor failed: never runs.
-    ErrorPtr dead;
-    try {
-      dead = actor_.dead_error();
-    } catch (...) {
-    }
+    // Queued before the constructor failed: never runs; the failure is counted and kept
+    // like any other.
+    ErrorPtr dead = actor_.dead_error_or_null();
     arg_.reset();
-    if (!future_) {  // fire and forget: the failure is counted and kept like any other
-      if (dead) {
-        actor_.ledger_.fire_and_forget_failed(std::move(dead));
-      } else {
-        actor_.ledger_.failed();
-      }
-      return;
+    if (dead) {
+      actor_.ledger_.fire_and_forget_failed(std::move(dead));
+    } else {
+      actor_.ledger_.failed();
     }
-    // Counted by the scope: failed, or cancelled when there was no memory for the error.
-    if (dead) future_->fail_pending(std::move(dead));
-    future_->cancel();  // no memory for the error: it still never runs (no-op once failed)
   }
 
   Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
   tether_method_fn method_;
   UserArg arg_;
-  std::shared_ptr<Scope> future_;
+};
+
+// FutureCall: one call of a method with a future: the call and its future in one block
+// (call_future.h), counted by the actor's ledger as the future ends.
+class Actor::FutureCall final : public CallFuture {
+ public:
+  FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
+      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, where_of(lane), std::move(arg)),
+        actor_(actor),
+        lane_(lane),
+        method_(m) {
+    static_assert(sizeof(FutureCall) + 16 <= ScopePool::kSlotSize, "a call and its count fit a ScopePool block");
+  }
+
+  void run(Lane& lane) noexcept override {
+    actor_.ledger_.leave();
+    const Life life = actor_.life_.load(std::memory_order_acquire);
+    if (life == Life::Dead) {
+      // Queued before the constructor failed: never runs. Failed, or cancelled when there
+      // was no memory for the error.
+      if (ErrorPtr dead = actor_.dead_error_or_null()) fail_pending(std::move(dead));
+      cancel_queued();  // no-op once failed
+    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+      cancel_queued();
+    } else {
+      run_method(lane);
+      return;
+    }
+    actor_.settle();
+  }
+
+  void cancel() noexcept override {
+    actor_.ledger_.leave();
+    cancel_queued();
+    actor_.settle();
+  }
+
+ private:
+  static Where where_of(Lane& lane) noexcept {
+    Where where;
+    if (lane.thread_count() <= 1) {  // 0: a manual lane
+      where.lane = &lane;
+      where.lane_id = lane.id();
+      where.partner = lane.presence();
+    }
+    return where;
+  }
+
+  void run_method(Lane& lane) noexcept {
+    UserArg arg;
+    if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
+      actor_.settle();
+      return;
+    }
+    ErrorPtr err;
+    std::shared_ptr<Scope> nested;
+    {
+      Task task(*this, lane.name(), &actor_.origin());
+      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
+      nested = task.lazy_scope();
+    }
+    arg.reset();
+    if (finish(std::move(err), nested.get())) {
+      actor_.settle();  // quiet already (the usual case): no notice to make
+    } else {
+      actor_.settle_when_done(nested.get());  // nested threads still run
+    }
+  }
+
+  [[nodiscard]] const std::string& thread_name() const noexcept override { return lane_.name(); }
+  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor_.shared_from_this(); }
+
+  Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
+  Lane& lane_;    // the actor's: alive as long as it is
+  tether_method_fn method_;
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call. Made with the
@@ -252,7 +295,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   return actor->origin_.actor;
 }
 
-std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                    Deadline room, SenderSource* senders) {
   if (senders != nullptr && fast_path_applies(group, want_future)) {
     Sender* sender = senders->sender_for(*this);
@@ -264,7 +307,7 @@ std::shared_ptr<Scope> Actor::call(const char* group, tether_method_fn m, UserAr
   return call_general(group, m, std::move(arg), want_future, room);
 }
 
-std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                            Deadline room) {
   Lane* lane = &this->lane(group);
   accept();  // before the stopped_ check: see the class comment
@@ -291,26 +334,17 @@ std::shared_ptr<Scope> Actor::call_general(const char* group, tether_method_fn m
                                              "nothing can run its calls");
   }
   ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
-  std::shared_ptr<Scope> future;
+  std::shared_ptr<Future> future;
   Call* c;
   try {
     if (want_future) {
-      Scope::Options scope_options;
-      scope_options.name = lane->name();
-      if (lane->thread_count() <= 1) {  // 0: a manual lane
-        scope_options.serving_lane = lane;
-        scope_options.serving_lane_id = lane->id();
-        scope_options.spin_partner = lane->presence();
-      }
-      scope_options.owner_stop = &cancel_;
-      scope_options.actor = origin_.actor;
-      scope_options.spin_wait = true;
-      scope_options.threads = &group_threads_;
-      scope_options.ledger = &ledger_;
-      future = Scope::pending(std::move(scope_options), std::move(arg));
-      c = new MethodCall(*this, m, UserArg(), future);
+      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, ScopePool>(), *this, *lane, m,
+                                                   std::move(arg));
+      CallFuture::start_queued(call);
+      c = call.get();
+      future = std::move(call);
     } else {
-      c = new MethodCall(*this, m, std::move(arg), nullptr);
+      c = new MethodCall(*this, m, std::move(arg));
     }
   } catch (...) {
     ledger_.leave();
@@ -337,6 +371,14 @@ bool Actor::post(Lane& lane, Call* c) noexcept {
   }
   lane.push(c);
   return true;
+}
+
+ErrorPtr Actor::dead_error_or_null() const noexcept {
+  try {
+    return dead_error();
+  } catch (...) {  // no memory for it
+    return nullptr;
+  }
 }
 
 ErrorPtr Actor::dead_error() const {

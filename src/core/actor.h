@@ -61,6 +61,7 @@
 #include "core/error.h"
 #include "core/event_count.h"
 #include "core/executor.h"
+#include "core/future.h"
 #include "core/lane.h"
 #include "core/lazy_thread_group.h"
 #include "core/pinned_lane.h"
@@ -105,12 +106,12 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   struct Sender;
   class SenderSource;
   // call: queues m on the group's lane (group null: the default thread). Returns the
-  // future's scope when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
+  // future when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
   // The one place that chooses the path: the fast path (below) when the call may take it
   // and senders (may be null) has a Sender for this thread, else the general path.
-  std::shared_ptr<Scope> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
-                              SenderSource* senders = nullptr);
+  std::shared_ptr<Future> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
+                               SenderSource* senders = nullptr);
 
   // state: TETHER_ACTOR_*; cause: the constructor's error when DEAD.
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
@@ -146,6 +147,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
   [[nodiscard]] ErrorPtr dead_error() const;
+  [[nodiscard]] ErrorPtr dead_error_or_null() const noexcept;  // null: no memory for it
   // The fire-and-forget fast path (actor_fast_path.cpp): calls without a future to the
   // default thread (fast_path_applies, the one place that rule is written), through a
   // Sender: what one producer thread holds to call this actor without the general path,
@@ -188,6 +190,7 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
  private:
   class CtorCall;
   class MethodCall;
+  class FutureCall;
   class DtorCall;
   struct Group {
     std::string name;
@@ -212,8 +215,8 @@ class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
   // fire-and-forget call, and a call into it would spill the caller's arguments for
   // the general path.
   [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
-  std::shared_ptr<Scope> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
-                                      Deadline room);
+  std::shared_ptr<Future> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                       Deadline room);
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)

@@ -120,11 +120,7 @@ void Actor::finish_fast(Task& task, ErrorPtr err) noexcept {
 void Actor::fail_dead_fast(const FastCall& call) noexcept {
   // Queued before the constructor failed: never runs, and the failure is counted and
   // kept like any other.
-  ErrorPtr dead;
-  try {
-    dead = dead_error();
-  } catch (...) {
-  }
+  ErrorPtr dead = dead_error_or_null();
   if (call.drop != nullptr) call.drop(call.arg);
   if (dead) {
     ledger_.fire_and_forget_failed(std::move(dead));

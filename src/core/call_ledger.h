@@ -33,6 +33,7 @@
 #include "core/deadline.h"
 #include "core/error.h"
 #include "core/event_count.h"
+#include "tether/tether.h"
 
 namespace tether {
 
@@ -81,6 +82,17 @@ class CallLedger {
   void succeeded() noexcept { completed_.fetch_add(1, std::memory_order_relaxed); }
   void failed() noexcept { failed_.fetch_add(1, std::memory_order_relaxed); }
   void cancelled() noexcept { cancelled_.fetch_add(1, std::memory_order_relaxed); }
+  // count_outcome: a call with a future ended in terminal_state (SUCCEEDED: completed,
+  // FAILED: failed, CANCELLED: cancelled).
+  void count_outcome(int32_t terminal_state) noexcept {
+    if (terminal_state == TETHER_SUCCEEDED) {
+      succeeded();
+    } else if (terminal_state == TETHER_FAILED) {
+      failed();
+    } else {
+      cancelled();
+    }
+  }
   // fire_and_forget_failed: counts it and keeps e among the first 64. With no memory to
   // keep it, it is counted as dropped, unless even the list of kept errors could not be
   // made: then only the failure count shows it.

@@ -95,8 +95,11 @@ class Call : public MailboxNode {
   friend class Inbox;
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void unref() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) dispose();
   }
+  // dispose: the last reference went. A call that is also a future (CallFuture) lets go
+  // of the lane's share of it instead.
+  virtual void dispose() noexcept { delete this; }
 
   const void* owner_;
   std::atomic<int> refs_{1};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/answer_spin.h"
 #include "core/call_ledger.h"
 #include "core/cpu_relax.h"
 #include "core/hot_tls.h"
@@ -13,11 +14,6 @@
 #include "core/thread_role.h"
 
 namespace tether {
-namespace {
-
-constexpr std::chrono::nanoseconds kWaitSpin{kWaitSpinMaxNs};  // without a spin partner
-
-}  // namespace
 
 // Participant: the body of one scope thread: runs its callback as a task, then reports
 // the outcome. It holds the scope alive until the outcome is in.
@@ -98,7 +94,7 @@ bool Scope::start_call(UserArg& arg) {
 }
 
 void Scope::fail_pending(ErrorPtr e) {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   UserArg dropped;
   {
     std::lock_guard lock(mutex_);
@@ -108,7 +104,7 @@ void Scope::fail_pending(ErrorPtr e) {
   }
   notify_waiters();
   dropped.reset();
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
 Scope::~Scope() = default;  // result_ drops itself; no lock is held by a destructor
@@ -133,20 +129,20 @@ void Scope::spawn(std::string thread_name, bool is_target, tether_fn fn, UserArg
                                                                   is_target, fn, std::move(arg)));
   } catch (...) {
     // The participant (and with it arg) died inside spawn, before any lock here.
-    std::vector<Notice> quiet;
+    NoticeList::Due quiet;
     {
       std::lock_guard lock(mutex_);
       quiet = leave_locked();
     }
     notify_waiters();
-    run_notices(std::move(quiet));
+    NoticeList::run(std::move(quiet));
     throw;
   }
 }
 
 bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* owner) {
-  std::vector<Notice> notices;
-  std::vector<Notice> quiet;
+  NoticeList::Due notices;
+  NoticeList::Due quiet;
   bool now_quiet = false;
   {
     std::lock_guard lock(mutex_);
@@ -163,16 +159,15 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     now_quiet = live_ == 0;
   }
   notify_waiters();  // after unlocking, so woken waiters do not block on mutex_ at once
-  run_notices(std::move(notices));
-  run_notices(std::move(quiet));  // after on_done's: the end of all of the call's work
+  NoticeList::run(std::move(notices));
+  NoticeList::run(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;
 }
 
-std::vector<Scope::Notice> Scope::leave_locked() {
+NoticeList::Due Scope::leave_locked() {
   --live_;
-  std::vector<Notice> due;
-  if (live_ == 0 && !quiet_notices_.empty()) due.swap(quiet_notices_);  // no write when empty
-  return due;
+  if (live_ != 0) return {};
+  return quiet_notices_.take();  // no write when empty
 }
 
 TaskOrigin Scope::nested_origin() const noexcept {
@@ -184,7 +179,7 @@ TaskOrigin Scope::nested_origin() const noexcept {
 }
 
 void Scope::report(ErrorPtr e) {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   {
     std::lock_guard lock(mutex_);
     const int32_t s = state_.load(std::memory_order_relaxed);
@@ -196,17 +191,17 @@ void Scope::report(ErrorPtr e) {
     notices = record_locked(std::move(e));
   }
   notify_waiters();
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
-std::vector<Scope::Notice> Scope::record_locked(ErrorPtr e) {
+NoticeList::Due Scope::record_locked(ErrorPtr e) {
   errors_.push_back(std::move(e));
   if (terminal_locked()) return {};
   if (options_.stop_on_error) stop_requested_.store(true, std::memory_order_release);
   return complete_locked(TETHER_FAILED);
 }
 
-std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
+NoticeList::Due Scope::complete_locked(int32_t terminal_state) {
   count_locked(terminal_state);  // before the state: a reader that sees it sees the count
   if (terminal_state == TETHER_CANCELLED) {
     ErrorPtr cancelled;
@@ -218,40 +213,24 @@ std::vector<Scope::Notice> Scope::complete_locked(int32_t terminal_state) {
     errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
-  std::vector<Notice> due;
-  if (!notices_.empty()) due.swap(notices_);  // no write when empty (see Layout)
-  return due;  // the caller notifies wakeups_ once it has unlocked
+  return notices_.take();  // no write when empty (see Layout)  // the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
   CallLedger* ledger = std::exchange(ledger_, nullptr);
-  if (ledger == nullptr) return;
-  switch (terminal_state) {
-    case TETHER_SUCCEEDED: ledger->succeeded(); break;
-    case TETHER_FAILED: ledger->failed(); break;
-    default: ledger->cancelled(); break;
-  }
+  if (ledger != nullptr) ledger->count_outcome(terminal_state);
 }
 
 void Scope::keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept {
   try {
-    notices_.push_back(Notice{nullptr, UserArg(), 0, std::move(owner)});
+    notices_.keep(std::move(owner));
   } catch (const std::bad_alloc&) {  // the owner may end before the nested threads do
     count_locked(target_failed ? TETHER_FAILED : TETHER_SUCCEEDED);
   }
 }
 
-void Scope::run_each(std::vector<Notice>& notices) {
-  for (Notice& n : notices) {
-    if (n.fn != nullptr) n.fn(n.arg.get());
-    n.arg.reset();
-    n.keep.reset();
-  }
-  notices.clear();
-}
-
 void Scope::cancel() {
-  std::vector<Notice> notices;
+  NoticeList::Due notices;
   UserArg dropped;
   {
     std::lock_guard lock(mutex_);
@@ -265,7 +244,7 @@ void Scope::cancel() {
   }
   notify_waiters();
   dropped.reset();  // the work never runs: its arg goes now, unlocked
-  run_notices(std::move(notices));
+  NoticeList::run(std::move(notices));
 }
 
 ErrorPtr Scope::first_error() const {
@@ -317,10 +296,10 @@ int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   return TETHER_OK;
 }
 
-void Scope::explain_no_result(NoResult why) {
+void Future::explain_no_result(NoResult why) {
   throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
                                               ? "the result was already taken"
-                                              : "no result to take: the runner has not succeeded");
+                                              : "no result to take: the work has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {
@@ -360,7 +339,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    spin_for_call(deadline);
+    AnswerSpin::spin(options_.spin_partner, waiter_spins_, settled_, state_, deadline);
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
@@ -376,62 +355,11 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
 }
 
-void Scope::spin_for_call(const Deadline& deadline) const noexcept {
-  LanePresence* partner = options_.spin_partner;
-  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
-  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
-  if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
-  TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
-  std::chrono::nanoseconds budget = kWaitSpin;
-  if (partner != nullptr && kind == LanePresence::Spin::kWake) {
-    budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
-  } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
-    budget = std::chrono::nanoseconds(partner->wait_budget_ns());
-  }
-  const auto start = Deadline::Clock::now();
-  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
-  SpinWait spin;
-  SpinEnd end(spin_until);
-  // The look is at settled_ (see its comment), and at the state when the clock is read
-  // too: a scope that ended before waiter_spins_ was seen is never marked settled_.
-  waiter_spins_.store(true, std::memory_order_relaxed);
-  while (!settled_.load(std::memory_order_acquire)) {
-    const bool timed_out = end.passed();
-    if (end.checked() && state() >= TETHER_SUCCEEDED) break;
-    if (timed_out) {
-      if (partner == nullptr) return;
-      if (kind == LanePresence::Spin::kWake) {
-        partner->wake_spin_timed_out();
-      } else {
-        partner->wait_spin_timed_out();
-      }
-      return;
-    }
-    if (partner == nullptr) {
-      spin.once();
-    } else if (partner->consumer_parked_or_on(me)) {
-      return;  // spinning cannot help any more
-    } else {
-      // The consumer runs on another CPU (or is waking there): yielding would not help
-      // it, and on a loaded machine would hand this CPU to another process for a whole
-      // time slice. One pause a look (cpu_relax.h: SpinWait).
-      cpu_relax();
-    }
-  }
-  if (partner == nullptr) return;
-  if (kind == LanePresence::Spin::kWake) {
-    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
-    partner->wake_spin_succeeded(took.count());
-  } else {
-    partner->wait_spin_succeeded();
-  }
-}
-
 void Scope::on_done(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (!terminal_locked()) {
-      notices_.push_back(Notice{fn, std::move(arg)});
+      (void)notices_.add(fn, std::move(arg), /*removable=*/false);
       return;
     }
   }
@@ -442,9 +370,7 @@ uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (!terminal_locked()) {
-      const uint64_t id = ++last_notice_id_;
-      notices_.push_back(Notice{fn, std::move(arg), id});
-      return id;
+      return notices_.add(fn, std::move(arg), /*removable=*/true);
     }
   }
   fn(arg.get());
@@ -453,13 +379,10 @@ uint64_t Scope::add_notice(tether_notify_fn fn, UserArg arg) {
 
 void Scope::remove_notice(uint64_t id) noexcept {
   if (id == 0) return;
-  UserArg dropped;
+  UserArg dropped;  // empty when it ran (or is running) already
   {
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(notices_.begin(), notices_.end(), [&](const Notice& n) { return n.id == id; });
-    if (it == notices_.end()) return;  // it ran (or is running) already
-    dropped = std::move(it->arg);
-    notices_.erase(it);
+    dropped = notices_.remove(id);
   }
   // dropped goes here, unlocked
 }
@@ -468,7 +391,7 @@ void Scope::on_quiet(tether_notify_fn fn, UserArg arg) {
   {
     std::lock_guard lock(mutex_);
     if (live_ != 0) {
-      quiet_notices_.push_back(Notice{fn, std::move(arg)});
+      (void)quiet_notices_.add(fn, std::move(arg), /*removable=*/false);
       return;
     }
   }

@@ -28,11 +28,14 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/answer_spin.h"
 #include "core/error_list.h"
 #include "core/event_count.h"
+#include "core/future.h"
 #include "core/spin_policy.h"
 #include "core/task_origin.h"
 #include "core/lazy_thread_group.h"
+#include "core/notice_list.h"
 #include "core/thread_group.h"
 #include "core/user_arg.h"
 #include "core/word_mutex.h"
@@ -42,7 +45,7 @@ namespace tether {
 
 class CallLedger;
 
-class Scope : public std::enable_shared_from_this<Scope> {
+class Scope final : public Future, public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
     std::string name = "tether-run";  // names the threads; nested threads may be renamed
@@ -121,13 +124,14 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // cancel: a PENDING call never runs (CANCELLED now, its arg dropped); otherwise asks
   // every participant to stop, and the scope ends CANCELLED unless one fails.
   void cancel();
+  void request_cancel() override { cancel(); }
 
-  [[nodiscard]] int32_t state() const noexcept { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] int32_t state() const noexcept override { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool stop_requested() const noexcept {
     return stop_requested_.load(std::memory_order_acquire) ||
            (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
   }
-  [[nodiscard]] ErrorPtr first_error() const;
+  [[nodiscard]] ErrorPtr first_error() const override;
   [[nodiscard]] size_t error_count() const;
   [[nodiscard]] ErrorPtr error_at(size_t i) const;  // null past the end
   [[nodiscard]] size_t live() const;
@@ -136,15 +140,11 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void set_result(UserArg value);
   // take_result: TETHER_E_WRONG_STATE unless SUCCEEDED and not yet taken.
   [[nodiscard]] void* take_result();
-  // try_take_result: take_result without throwing (it may run under a handle's slot
-  // lock: HandleTable::visit): TETHER_OK and the result in *out, or
-  // TETHER_E_WRONG_STATE (explain_no_result says why).
-  enum class NoResult { kNotSucceeded, kTaken };
-  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept;
-  [[noreturn]] static void explain_no_result(NoResult why);
+  // try_take_result: take_result without throwing (Future's).
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept override;
   // waits_for_nothing: a wait (not all_threads) would return TETHER_OK at once: terminal,
   // and the handle not ended. No lock (it may run under a handle's slot lock).
-  [[nodiscard]] bool waits_for_nothing() const noexcept {
+  [[nodiscard]] bool waits_for_nothing() const noexcept override {
     return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
   }
 
@@ -154,20 +154,21 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // copy_outputs: copies the outputs into outs[0..n); the first copy hands them to the
   // caller (their drops will not run). TETHER_E_WRONG_STATE unless an execution's future
   // that SUCCEEDED; TETHER_E_INVALID_ARGUMENT when n is smaller than their count.
-  void copy_outputs(void** outs, size_t n);
+  void copy_outputs(void** outs, size_t n) override;
 
   // wait: until terminal (and, with all_threads, until no participant is live).
   // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK (the wait would have to wait
   // on the calling thread itself) or TETHER_E_INVALID_HANDLE (the handle ended).
   [[nodiscard]] int32_t wait(Deadline deadline, bool all_threads);
+  [[nodiscard]] int32_t wait_done(Deadline deadline) override { return wait(deadline, /*all_threads=*/false); }
 
   // on_done: fn(arg) once the scope is terminal (at once, here, if it already is).
-  void on_done(tether_notify_fn fn, UserArg arg);
+  void on_done(tether_notify_fn fn, UserArg arg) override;
   // add_notice: on_done that can be taken back: an id for remove_notice (0: it ran now).
-  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg);
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg) override;
   // remove_notice: the notice `id` will not run (its arg is dropped here); no effect once
   // it has run. What a waiter that stops waiting uses, so waits leave nothing behind.
-  void remove_notice(uint64_t id) noexcept;
+  void remove_notice(uint64_t id) noexcept override;
   // on_quiet: fn(arg) once every participant has returned (at once, here, if none is
   // live). Later than on_done when the scope failed while nested threads still ran:
   // an owner that must outlive ALL of a call's work (an actor's end) waits for this.
@@ -185,7 +186,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // end_future_handle: end_handle for a future's handle (nobody can join_all through it).
   // Once the scope is terminal no wait on it parks any more (only join_all waits past the
   // end, for nested threads), so it takes no lock then and wakes nobody.
-  void end_future_handle() {
+  void end_future_handle() override {
     if (state() >= TETHER_SUCCEEDED) {
       handle_ended_.store(true, std::memory_order_release);
     } else {
@@ -195,7 +196,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 
   // is_inside: the calling thread is one of this scope's threads, or the single thread
   // that must run this pending call.
-  [[nodiscard]] bool is_inside() const noexcept;
+  [[nodiscard]] bool is_inside() const noexcept override;
 
   // join_threads: blocks until every thread of the scope has exited and been joined.
   void join_threads();
@@ -203,14 +204,6 @@ class Scope : public std::enable_shared_from_this<Scope> {
   void orphan_threads();
 
  private:
-  // spin_for_call: wait()'s spin phase for a call (Options::spin_wait).
-  void spin_for_call(const Deadline& deadline) const noexcept;
-  struct Notice {
-    tether_notify_fn fn;  // null: a keep-alive only
-    UserArg arg;
-    uint64_t id = 0;  // non-zero: removable (add_notice)
-    std::shared_ptr<void> keep{};  // dropped with the notice, unlocked (keep_owner_locked)
-  };
   // keep_owner_locked: holds owner until the scope is terminal. With no memory to hold
   // it, the ledger counts the target's own outcome now and is not touched again.
   void keep_owner_locked(std::shared_ptr<void> owner, bool target_failed) noexcept;
@@ -224,24 +217,17 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // nested_origin: what the tasks of this scope's threads know of its owner.
   [[nodiscard]] TaskOrigin nested_origin() const noexcept;
   // leave_locked: one participant fewer; the on_quiet notices due when none is left.
-  [[nodiscard]] std::vector<Notice> leave_locked();
+  [[nodiscard]] NoticeList::Due leave_locked();
   // record_locked: appends e; the first error of a live scope fails it. Returns the
   // notices to run (unlocked) if the scope just became terminal.
-  [[nodiscard]] std::vector<Notice> record_locked(ErrorPtr e);
-  [[nodiscard]] std::vector<Notice> complete_locked(int32_t terminal_state);
-  // run_notices: runs (and empties) notices, unlocked. Inline: most calls have none.
-  static void run_notices(std::vector<Notice>&& notices) {
-    if (!notices.empty()) run_each(notices);
-  }
-  static void run_each(std::vector<Notice>& notices);
+  [[nodiscard]] NoticeList::Due record_locked(ErrorPtr e);
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state);
   // notify_waiters: wakes waiters after a change of what they wait for (made under
   // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
-  // settled_, which that waiter watches (spin_for_call).
+  // settled_, which that waiter watches (answer_spin.h).
   void notify_waiters() noexcept {
     wakeups_.notify_all();
-    if (waiter_spins_.load(std::memory_order_relaxed) && state() >= TETHER_SUCCEEDED) {
-      settled_.store(true, std::memory_order_release);
-    }
+    if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
   }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
   void reserve_errors_locked(size_t more_participants);
@@ -267,7 +253,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
   CallLedger* ledger_;             // guarded by mutex_: null once counted (or none); options_.ledger at first
   const std::atomic<bool>* const owner_stop_;  // options_.owner_stop, beside what finish() reads
   mutable WordMutex mutex_;
-  // waiter_spins_: set by a waiter before it spins (spin_for_call), read by the thread
+  // waiter_spins_: set by a waiter before it spins (answer_spin.h), read by the thread
   // that ends the scope: only then does that thread write settled_'s line.
   mutable std::atomic<bool> waiter_spins_{false};
   EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
@@ -276,8 +262,8 @@ class Scope : public std::enable_shared_from_this<Scope> {
   // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
   // result_taken_ hands it to one taker. The destructor drops a result nobody took.
   UserArg result_;
-  std::vector<Notice> notices_;    // guarded by mutex_: on_done entries not yet run
-  std::vector<Notice> quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
+  NoticeList notices_;        // guarded by mutex_: on_done entries not yet run
+  NoticeList quiet_notices_;  // guarded by mutex_: on_quiet entries not yet run
 
   const Options options_;
   std::atomic<uint64_t> handle_{0};
@@ -286,7 +272,6 @@ class Scope : public std::enable_shared_from_this<Scope> {
   std::shared_ptr<ThreadGroup> threads_;  // guarded by mutex_
   bool threads_orphaned_ = false;         // guarded by mutex_
   ErrorList errors_;               // guarded by mutex_: in order, never rewritten
-  uint64_t last_notice_id_ = 0;        // guarded by mutex_
   // An execution's outputs: owned until the first copy_outputs, then only their values.
   bool has_outputs_ = false;             // guarded by mutex_
   std::vector<UserArg> outputs_;         // guarded by mutex_

@@ -10,6 +10,7 @@
 #include <typeinfo>
 
 #include "core/hot_tls.h"
+#include "core/call_future.h"
 #include "core/scope.h"
 #include "core/status_error.h"
 
@@ -23,6 +24,7 @@ Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;
+  if (call_ != nullptr && call_->stop_requested()) return true;
   if (origin_->graph_stop != nullptr && origin_->graph_stop->load(std::memory_order_acquire)) return true;
   return origin_->owner_stop != nullptr && origin_->owner_stop->load(std::memory_order_acquire);
 }
@@ -38,9 +40,11 @@ Scope& Task::scope_for_spawn() {
   options.owner_stop = origin_->owner_stop;
   options.actor = origin_->actor;
   options.threads = origin_->threads;
-  lazy_scope_ = Scope::pending(std::move(options), UserArg());
+  std::shared_ptr<Scope> made = Scope::pending(std::move(options), UserArg());
   UserArg none;
-  (void)lazy_scope_->start_call(none);  // this task is its running target
+  (void)made->start_call(none);  // this task is its running target
+  if (call_ != nullptr) call_->adopt_nested(made);
+  lazy_scope_ = std::move(made);
   scope_ = lazy_scope_.get();
   return *scope_;
 }

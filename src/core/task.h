@@ -21,28 +21,36 @@
 
 namespace tether {
 
+class CallFuture;
 class Scope;
 class ThreadGroup;
 
 class Task {
  public:
   using Origin = TaskOrigin;
-  // A runner's threads and calls with a future have a scope; a fire-and-forget call has
-  // none until it spawns a nested thread (lazy_scope()).
+  // A runner's threads and executor tasks have a scope; an actor call with a future has
+  // its CallFuture instead, and a fire-and-forget call nothing; either gets a scope when
+  // it spawns a nested thread (lazy_scope()).
 
   // origin: outlives the task (task_origin.h).
   Task(Scope* scope, const std::string& thread_name, bool is_target, const Origin* origin = &kNoOrigin) noexcept
       : scope_(scope), thread_name_(thread_name), is_target_(is_target), epoch_(fork_epoch()), origin_(origin) {}
+  // A call with a future (the target of its CallFuture, alive while the task runs).
+  Task(CallFuture& call, const std::string& thread_name, const Origin* origin) noexcept
+      : scope_(nullptr), call_(&call), thread_name_(thread_name), is_target_(true), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
+  // call: the call with a future this task runs, whose result it sets; null otherwise.
+  [[nodiscard]] CallFuture* call() const noexcept { return call_; }
   [[nodiscard]] const Origin& origin() const noexcept { return *origin_; }
   [[nodiscard]] bool stop_requested() const noexcept;
 
-  // scope_for_spawn: the scope nested threads join; a fire-and-forget call gets one made
-  // now (RUNNING, this task its target), which its runner must then finish. Throws
-  // StatusError(TETHER_E_WRONG_STATE) in a compiled graph's node.
+  // scope_for_spawn: the scope nested threads join; a call without one gets one made now
+  // (RUNNING, this task its target), which its runner must then finish; a call with a
+  // future then ends when that scope does (CallFuture::adopt_nested). Throws
+  // StatusError(TETHER_E_WRONG_STATE) in a compiled graph's node, std::bad_alloc.
   [[nodiscard]] Scope& scope_for_spawn();
   [[nodiscard]] const std::shared_ptr<Scope>& lazy_scope() const noexcept { return lazy_scope_; }
   [[nodiscard]] const std::string& thread_name() const noexcept { return thread_name_; }
@@ -66,6 +74,7 @@ class Task {
  private:
   friend class CurrentTask;
   Scope* scope_;
+  CallFuture* call_ = nullptr;
   const std::string& thread_name_;
   bool is_target_;
   uint32_t epoch_;  // the fork epoch the task began in

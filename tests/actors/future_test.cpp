@@ -603,3 +603,89 @@ TEST(Future, NestedThreadFailureFailsTheCallAtOnce) {
   EXPECT_EQ(4, f.error().user_code());
   EXPECT_EQ(TETHER_OK, a.release());
 }
+
+// stop_requested_for: polls t's stop request until it is set or kLong passes (the nested
+// thread has no other way to hear it); true when it was set.
+bool stop_requested_for(tether_task *t) {
+  const auto deadline = Clock::now() + kLong;
+  while (!tether_task_stop_requested(t) && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  return tether_task_stop_requested(t) != 0;
+}
+
+// cancel on a call whose method returned while its nested threads run: the nested
+// threads are asked to stop, and the call ends CANCELLED once they return OK, counted
+// cancelled once. Whether the cancel comes before the method's first spawn or after it.
+TEST(Future, CancelReachesTheNestedThreadsOfACall) {
+  ActorState st;
+  const tether_actor_options o = actor_options("nest-cancel");
+  Actor a;
+  Gate gates[2];
+  a.open_on_exit({&gates[0], &gates[1]});
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  for (bool cancel_first : {false, true}) {
+    SCOPED_TRACE(cancel_first ? "cancelled before the spawn" : "cancelled after the method returned");
+    Gate &cancelled = gates[cancel_first ? 1 : 0];
+    Gate entered, method_returned;
+    std::atomic<bool> nested_saw_stop{false};
+    Counter nested_drops;
+    Future f;
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *t, void *) -> tether_status {
+                entered.set();
+                if (cancel_first && !cancelled.wait_for(kLong)) return 1;
+                const tether_status rc = spawn(t, "nested-c", [&](tether_task *nt) -> tether_status {
+                  nested_saw_stop = stop_requested_for(nt);
+                  return TETHER_OK;
+                }, &nested_drops);
+                method_returned.set();
+                return rc;
+              }, nullptr, f.out()));
+    ASSERT_TRUE(entered.wait_for(kLong));
+    if (!cancel_first) {
+      ASSERT_TRUE(method_returned.wait_for(kLong));
+    }
+    const tether_actor_stats before = actor_stats(a.get());
+    ASSERT_EQ(TETHER_OK, tether_future_cancel(f.get()));
+    cancelled.set();
+    ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+    EXPECT_TRUE(nested_saw_stop.load()) << "the nested thread was asked to stop";
+    EXPECT_EQ(TETHER_CANCELLED, f.state());
+    EXPECT_EQ(TETHER_E_CANCELLED, f.error().code());
+    const tether_actor_stats after = actor_stats(a.get());
+    EXPECT_EQ(before.cancelled + 1, after.cancelled) << "counted cancelled as its future ended";
+    EXPECT_EQ(before.completed, after.completed);
+    EXPECT_TRUE(nested_drops.wait_for(1, kLong));
+  }
+  EXPECT_EQ(TETHER_OK, a.release());
+  EXPECT_EQ(1, st.dtors.get());
+}
+
+// A nested thread of a call that waits on the call's own future waits on itself (the call
+// ends only when the nested thread does): TETHER_E_DEADLOCK at once, not a hang; the call
+// then succeeds.
+TEST(Future, NestedThreadWaitingOnItsOwnCallIsADeadlock) {
+  ActorState st;
+  const tether_actor_options o = actor_options("nest-self");
+  Actor a;
+  Gate handle_ready;
+  a.open_on_exit({&handle_ready});
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  std::atomic<uint64_t> own{0};
+  std::atomic<tether_status> wait_rc{-1};
+  Future f;
+  ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task *t, void *) -> tether_status {
+              return spawn(t, "nested-w", [&](tether_task *) -> tether_status {
+                if (!handle_ready.wait_for(kLong)) return 1;
+                wait_rc = tether_future_wait(tether_future{own.load()}, ns_from_ms(2000));
+                return TETHER_OK;
+              }, nullptr);
+            }, nullptr, f.out()));
+  own = f.get().id;
+  const auto took = elapsed([&] {
+    handle_ready.set();
+    ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+  });
+  EXPECT_EQ(TETHER_E_DEADLOCK, wait_rc.load()) << tether_status_name(wait_rc.load());
+  EXPECT_LT(took, 1500ms) << "DEADLOCK must be returned at once, not after the timeout";
+  EXPECT_EQ(TETHER_SUCCEEDED, f.state());
+  EXPECT_EQ(TETHER_OK, a.release());
+}

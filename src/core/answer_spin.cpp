@@ -1,0 +1,61 @@
+#include "core/answer_spin.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/cpu_relax.h"
+#include "core/hot_tls.h"
+#include "tether/tether.h"
+
+namespace tether {
+
+void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>& waiter_spins, const std::atomic<bool>& settled,
+                      const std::atomic<int32_t>& state, const Deadline& deadline) noexcept {
+  const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
+  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
+  TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
+  std::chrono::nanoseconds budget{kWaitSpinMaxNs};  // without a partner
+  if (partner != nullptr && kind == LanePresence::Spin::kWake) {
+    budget = std::chrono::nanoseconds(AdaptiveBudget::probe(waits) ? kWakeSpinMaxNs : partner->wake_budget_ns());
+  } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
+    budget = std::chrono::nanoseconds(partner->wait_budget_ns());
+  }
+  const auto start = Deadline::Clock::now();
+  const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
+  SpinWait spin;
+  SpinEnd end(spin_until);
+  waiter_spins.store(true, std::memory_order_relaxed);  // S1
+  while (!settled.load(std::memory_order_acquire)) {    // S2
+    const bool timed_out = end.passed();
+    if (end.checked() && state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED) break;
+    if (timed_out) {
+      if (partner == nullptr) return;
+      if (kind == LanePresence::Spin::kWake) {
+        partner->wake_spin_timed_out();
+      } else {
+        partner->wait_spin_timed_out();
+      }
+      return;
+    }
+    if (partner == nullptr) {
+      spin.once();
+    } else if (partner->consumer_parked_or_on(me)) {
+      return;  // spinning cannot help any more
+    } else {
+      // The consumer runs on another CPU (or is waking there): yielding would not help
+      // it, and on a loaded machine would hand this CPU to another process for a whole
+      // time slice. One pause a look (cpu_relax.h: SpinWait).
+      cpu_relax();
+    }
+  }
+  if (partner == nullptr) return;
+  if (kind == LanePresence::Spin::kWake) {
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    partner->wake_spin_succeeded(took.count());
+  } else {
+    partner->wait_spin_succeeded();
+  }
+}
+
+}  // namespace tether

@@ -1,0 +1,256 @@
+#include "core/call_future.h"
+
+#include <new>
+#include <utility>
+
+#include "core/scope.h"
+#include "core/status_error.h"
+#include "core/task.h"
+#include "core/thread_role.h"
+
+namespace tether {
+
+// Cold: what few calls use, made at need.
+struct CallFuture::Cold {
+  NoticeList notices;            // on_done, wait_any
+  std::shared_ptr<Scope> nested;  // the scope of the method's nested threads (adopt_nested)
+};
+
+// NestedEnd: the notice by which the nested threads' scope ends the call. It holds the
+// call, and the owner whose ledger counts it, until then.
+class CallFuture::NestedEnd {
+ public:
+  NestedEnd(std::shared_ptr<CallFuture> call, std::shared_ptr<Scope> nested, std::shared_ptr<void> owner)
+      : call_(std::move(call)), nested_(std::move(nested)), owner_(std::move(owner)) {}
+
+  static void notify(void* raw) noexcept {
+    auto& end = *static_cast<NestedEnd*>(raw);
+    CallFuture& call = *end.call_;
+    ErrorPtr first = end.nested_->first_error();  // terminal now: read before our lock
+    const int32_t terminal = end.nested_->state();
+    NoticeList::Due due;
+    {
+      std::lock_guard lock(call.mutex_);
+      if (call.terminal_locked()) return;  // cannot happen: only this notice ends a call with nested threads
+      due = call.complete_locked(terminal, std::move(first));
+    }
+    call.announce(std::move(due));
+  }
+  static void drop(void* raw) noexcept { delete static_cast<NestedEnd*>(raw); }
+
+ private:
+  std::shared_ptr<CallFuture> call_;
+  std::shared_ptr<Scope> nested_;
+  std::shared_ptr<void> owner_;
+};
+
+CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where,
+                       UserArg arg) noexcept
+    : Call(owner), ledger_(ledger), owner_stop_(owner_stop), where_(where), arg_(arg.get()), arg_drop_(arg.drop_fn()) {
+  (void)arg.release();  // ours: handed to the method by start(), or dropped by a cancel or failure
+}
+
+CallFuture::~CallFuture() = default;  // result_ drops a result nobody took
+
+void CallFuture::dispose() noexcept {
+  std::shared_ptr<CallFuture> lane_share = std::move(queued_);
+  // lane_share may be the last reference: this dies here, after its last touch.
+}
+
+CallFuture::Cold& CallFuture::cold_locked() {
+  if (!cold_) cold_ = std::make_unique<Cold>();
+  return *cold_;
+}
+
+bool CallFuture::start(UserArg& arg) {
+  std::lock_guard lock(mutex_);
+  if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return false;
+  state_.store(TETHER_RUNNING, std::memory_order_relaxed);  // no reader acts on RUNNING but the lock holder
+  arg = UserArg(arg_, arg_drop_);  // arg_ stays as it was: nothing more to write on the caller's line
+  return true;
+}
+
+bool CallFuture::finish(ErrorPtr err, Scope* nested) {
+  if (nested != nullptr) return nested->finish_call(std::move(err));  // NestedEnd ends the call
+  NoticeList::Due due;
+  {
+    std::lock_guard lock(mutex_);
+    int32_t terminal = TETHER_FAILED;
+    if (!err) {
+      const bool stop = cancel_requested_.load(std::memory_order_relaxed) ||
+                        (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
+      terminal = stop ? TETHER_CANCELLED : TETHER_SUCCEEDED;
+    }
+    due = complete_locked(terminal, std::move(err));
+  }
+  announce(std::move(due));
+  return true;
+}
+
+void CallFuture::fail_pending(ErrorPtr e) {
+  NoticeList::Due due;
+  UserArg dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load(std::memory_order_relaxed) != TETHER_PENDING) return;
+    dropped = UserArg(arg_, arg_drop_);
+    due = complete_locked(TETHER_FAILED, std::move(e));
+  }
+  dropped.reset();  // the call never runs: its arg goes now, unlocked
+  announce(std::move(due));
+}
+
+void CallFuture::cancel_queued() noexcept {
+  try {
+    request_cancel();
+  } catch (...) {  // never: a PENDING call's cancel allocates only its error, whose lack it survives
+  }
+}
+
+void CallFuture::request_cancel() {
+  NoticeList::Due due;
+  UserArg dropped;
+  std::shared_ptr<Scope> nested;
+  {
+    std::lock_guard lock(mutex_);
+    if (terminal_locked()) return;
+    cancel_requested_.store(true, std::memory_order_release);
+    if (state_.load(std::memory_order_relaxed) == TETHER_PENDING) {
+      dropped = UserArg(arg_, arg_drop_);
+      due = complete_locked(TETHER_CANCELLED, nullptr);
+    } else if (cold_) {
+      nested = cold_->nested;
+    }
+  }
+  dropped.reset();  // the call never runs: its arg goes now, unlocked
+  if (nested) nested->cancel();  // its threads stop; its end ends the call CANCELLED
+  announce(std::move(due));
+}
+
+void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
+  auto end = std::make_unique<NestedEnd>(queued_, nested, keep_owner());
+  bool cancelled;
+  {
+    std::lock_guard lock(mutex_);
+    cold_locked().nested = nested;  // request_cancel() reaches the nested threads from now on
+    nested_.store(nested.get(), std::memory_order_release);
+    cancelled = cancel_requested_.load(std::memory_order_relaxed);
+  }
+  // Registered last: nothing above can fail after it. The scope is RUNNING (its target,
+  // the method, runs), so the notice waits.
+  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
+  if (cancelled) nested->cancel();
+}
+
+NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
+  // Counted before the state is stored: a reader that sees the state sees the count.
+  if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
+  if (!err && terminal_state == TETHER_CANCELLED) {
+    try {
+      err = make_error(TETHER_E_CANCELLED, 0, thread_name() + " was cancelled", thread_name());
+    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+      err = out_of_memory_error();
+    }
+  }
+  error_ = std::move(err);
+  state_.store(terminal_state, std::memory_order_release);
+  return cold_ ? cold_->notices.take() : NoticeList::Due();
+}
+
+void CallFuture::announce(NoticeList::Due&& due) {
+  wakeups_.notify_all();
+  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
+  NoticeList::run(std::move(due));
+}
+
+int32_t CallFuture::wait_done(Deadline deadline) {
+  // Spin briefly before parking (answer_spin.h): a call is often answered within
+  // microseconds, and then costs no futex wake-up on either side.
+  if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+    AnswerSpin::spin(where_.partner, waiter_spins_, settled_, state_, deadline);
+  }
+  if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
+  std::unique_lock lock(mutex_);
+  auto ended = [&] { return handle_ended_.load(std::memory_order_relaxed); };
+  if (ended()) return TETHER_E_INVALID_HANDLE;
+  if (terminal_locked()) return TETHER_OK;
+  if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
+  if (is_inside()) return TETHER_E_DEADLOCK;
+  (void)wakeups_.wait_until(lock, deadline, [&] { return terminal_locked() || ended(); });
+  if (ended()) return TETHER_E_INVALID_HANDLE;
+  return terminal_locked() ? TETHER_OK : TETHER_E_TIMEOUT;
+}
+
+ErrorPtr CallFuture::first_error() const {
+  if (state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
+  return error_;
+}
+
+int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
+  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
+    *why = NoResult::kNotSucceeded;
+    return TETHER_E_WRONG_STATE;
+  }
+  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+    *why = NoResult::kTaken;
+    return TETHER_E_WRONG_STATE;
+  }
+  *out = result_.release();
+  return TETHER_OK;
+}
+
+void CallFuture::copy_outputs(void**, size_t) {
+  throw StatusError(TETHER_E_WRONG_STATE, "this future is a call's, not a compiled graph execution's");
+}
+
+void CallFuture::on_done(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) {
+      (void)cold_locked().notices.add(fn, std::move(arg), /*removable=*/false);
+      return;
+    }
+  }
+  fn(arg.get());
+}
+
+uint64_t CallFuture::add_notice(tether_notify_fn fn, UserArg arg) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!terminal_locked()) return cold_locked().notices.add(fn, std::move(arg), /*removable=*/true);
+  }
+  fn(arg.get());
+  return 0;
+}
+
+void CallFuture::remove_notice(uint64_t id) noexcept {
+  UserArg dropped;  // empty when it ran (or is running) already
+  {
+    std::lock_guard lock(mutex_);
+    if (cold_) dropped = cold_->notices.remove(id);
+  }
+  // dropped goes here, unlocked
+}
+
+bool CallFuture::is_inside() const noexcept {
+  const Task* task = Task::current();
+  if (task != nullptr && task->call() == this) return true;  // a call waiting on itself
+  const Scope* nested = nested_.load(std::memory_order_acquire);
+  if (nested != nullptr && nested->is_inside()) return true;  // one of its nested threads
+  if (state() != TETHER_PENDING) return false;
+  return this_thread_role().serves_lane(where_.lane, where_.lane_id);
+}
+
+void CallFuture::end_future_handle() {
+  if (state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
+    handle_ended_.store(true, std::memory_order_release);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);  // the condition of wakeups_ changes under mutex_ (event_count.h)
+    handle_ended_.store(true, std::memory_order_release);
+  }
+  wakeups_.notify_all();
+}
+
+}  // namespace tether

@@ -1,0 +1,151 @@
+// CallFuture: an actor call with a future, in ONE block: the Call its lane queues and
+// runs, and the Future its caller's handle names. What a plain call needs (a state word,
+// the arg, the result, the first error, a waiters' word) is all it holds; the rest (the
+// notices of on_done and wait_any, a scope for nested threads) is made only when used.
+// A Scope per call cost two blocks, ~470 bytes made and torn down, and one more cache
+// line for each side to fetch back (bench/README.md has the figures).
+//
+// Lifetime: made by std::allocate_shared (ScopePool: the block holds its count too), with
+// two owners: the caller's shared_ptr (the handle), and the lane's, queued_, taken at
+// creation and let go by dispose() once the lane is done with the call (run or cancelled).
+//
+// The kind of call (which method, on what state) is the subclass's: it implements run()
+// and cancel() (the lane's) with start(), finish(), fail_pending() and cancel_queued().
+//
+// States (state_), each change under mutex_, terminal ones stored with release after the
+// error, the count and every write of the result:
+//   PENDING -> RUNNING          start(): the lane's thread takes the arg
+//   PENDING -> CANCELLED        request_cancel() or cancel_queued(): the arg is dropped
+//   PENDING -> FAILED           fail_pending(e) (the actor is dead)
+//   RUNNING -> SUCCEEDED | FAILED | CANCELLED
+//                               finish(): the method returned (CANCELLED when request_cancel() or
+//                               the owner's stop asked it to stop and it did not fail); or,
+//                               once it started nested threads, their scope's end
+//                               (adopt_nested)
+// request_cancel() on a RUNNING call sets cancel_requested_ (stop_requested) and cancels the
+// nested scope, if any.
+//
+// Thread safety: every public member from any thread. mutex_ guards the marked fields.
+// result_ has no lock: written only by the running method (set_result), read only once
+// SUCCEEDED (try_take_result: the acquire of state_ orders it after every write).
+// error_ is written under mutex_ before the terminal store and never after: read without
+// the lock once terminal.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/answer_spin.h"
+#include "core/call_ledger.h"
+#include "core/event_count.h"
+#include "core/future.h"
+#include "core/inbox.h"
+#include "core/notice_list.h"
+#include "core/word_mutex.h"
+
+namespace tether {
+
+class LanePresence;
+class Scope;
+
+class CallFuture : public Call, public Future {
+ public:
+  struct Where {
+    const void* lane = nullptr;  // a one-thread lane: a wait from its thread waits on itself (compared only)
+    uint64_t lane_id = 0;        // the same lane's id, for a manual lane's owner
+    LanePresence* partner = nullptr;  // where its consumer runs (spin policy); null: spin a fixed time
+  };
+
+  // start_queued: makes the lane's reference (queued_) from self, the one the caller got
+  // from allocate_shared. Call once, before the call is pushed.
+  static void start_queued(const std::shared_ptr<CallFuture>& self) noexcept { self->queued_ = self; }
+
+  // Future.
+  [[nodiscard]] int32_t state() const noexcept final { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool waits_for_nothing() const noexcept final {
+    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] int32_t wait_done(Deadline deadline) final;
+  [[nodiscard]] ErrorPtr first_error() const final;
+  [[nodiscard]] int32_t try_take_result(void** out, NoResult* why) noexcept final;
+  void copy_outputs(void** outs, size_t n) final;
+  void request_cancel() final;
+  void on_done(tether_notify_fn fn, UserArg arg) final;
+  [[nodiscard]] uint64_t add_notice(tether_notify_fn fn, UserArg arg) final;
+  void remove_notice(uint64_t id) noexcept final;
+  [[nodiscard]] bool is_inside() const noexcept final;
+  void end_future_handle() final;
+
+  // The running method's side (through its Task).
+  [[nodiscard]] bool stop_requested() const noexcept { return cancel_requested_.load(std::memory_order_acquire); }
+  // set_result: replaces (and drops) an earlier result.
+  void set_result(UserArg value) noexcept { std::swap(result_, value); }
+  // adopt_nested: the method started its first nested thread, in nested (RUNNING, the
+  // method its target): the call now ends when nested does, as nested ends. Throws
+  // std::bad_alloc (nothing adopted).
+  void adopt_nested(const std::shared_ptr<Scope>& nested);
+
+ protected:
+  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where, UserArg arg) noexcept;
+  ~CallFuture() override;
+
+  // start: PENDING -> RUNNING; the arg into arg. False when it was cancelled or failed.
+  [[nodiscard]] bool start(UserArg& arg);
+  // finish: the method returned with err (null: OK). With nested threads (adopt_nested),
+  // their scope hears it and ends the call; else the call ends now. True when no nested
+  // thread runs (as Scope::finish_call).
+  bool finish(ErrorPtr err, Scope* nested);
+  // fail_pending: PENDING -> FAILED with e (the arg dropped). No effect once started.
+  void fail_pending(ErrorPtr e);
+  // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
+  // subclass's cancel()).
+  void cancel_queued() noexcept;
+  // The subclass's: the name a cancelled call's error carries; what holds the owner
+  // (whose ledger counts the call) alive until nested threads end the call.
+  [[nodiscard]] virtual const std::string& thread_name() const noexcept = 0;
+  [[nodiscard]] virtual std::shared_ptr<void> keep_owner() const = 0;
+
+ private:
+  struct Cold;
+  class NestedEnd;
+  // dispose: the lane is done with the call: its reference goes (maybe the last).
+  void dispose() noexcept final;
+  // complete_locked: the terminal change: counts the call, stores err (a cancellation's
+  // own when null and CANCELLED), then the state. Returns the notices to run unlocked.
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err) noexcept;
+  // announce: after a terminal change, unlocked: wakes waiters, then runs due.
+  void announce(NoticeList::Due&& due);
+  [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
+  Cold& cold_locked();  // throws std::bad_alloc
+
+  // Layout: the caller writes the first lines (the Call's, and these) once, at creation;
+  // the running side writes state_ to wakeups_ once or twice a call; settled_ (the
+  // spinning waiter's) is last.
+  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
+  CallLedger* const ledger_;            // counts the call once, as it becomes terminal
+  const std::atomic<bool>* const owner_stop_;
+  const Where where_;
+  // The call's arg: handed over once, under mutex_, by the one change out of PENDING
+  // (start: to the method; a cancel or failure: dropped). Never written after creation,
+  // so that the caller's lines stay the caller's.
+  void* const arg_;
+  const tether_drop_fn arg_drop_;
+  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
+  mutable WordMutex mutex_;
+  std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
+  std::atomic<bool> result_taken_{false};      // one taker wins the result
+  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
+  UserArg result_;
+  ErrorPtr error_;
+  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
+  std::unique_ptr<Cold> cold_;  // guarded by mutex_: made at need
+  // nested_: cold_->nested, for is_inside without the lock (set once, release; the
+  // scope lives as long as this).
+  std::atomic<const Scope*> nested_{nullptr};
+  std::atomic<bool> settled_{false};  // answer_spin.h
+};
+
+}  // namespace tether
