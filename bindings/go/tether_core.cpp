@@ -284,6 +284,14 @@ struct Thread {
 // current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
 [[nodiscard]] int current_cpu() noexcept;
 
+// kHugeRegionBytes, map_huge_region: a region of kHugeRegionBytes, aligned to its size,
+// that the OS is asked to back with huge pages (Linux: transparent huge pages, madvise;
+// one page fault then maps all of it instead of 512), for memory made by the thousand.
+// Never given back. Null when the OS has none to give or no such pages (Windows: large
+// pages need a privilege): the caller then allocates as usual.
+inline constexpr std::size_t kHugeRegionBytes = std::size_t{2} << 20;
+[[nodiscard]] void* map_huge_region() noexcept;
+
 // min_stack_size: the smallest stack a new thread may ask for.
 [[nodiscard]] std::size_t min_stack_size() noexcept;
 
@@ -970,7 +978,10 @@ class SpinWait {
 //     each pop is under the mailbox's consumer token.
 //   - A Call is owned by the inbox from push until popped (then by whoever runs it). A
 //     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
-//     finishes it; the consumer then steps over it.
+//     takes a second reference (refs_) and finishes it; the consumer then steps over it
+//     and drops its own. A call popped unclaimed was never referenced by a canceller and
+//     cannot be any more (they claim only what is queued): its runner's reference is the
+//     only one, dropped without an atomic (Inbox::run).
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
@@ -1078,7 +1089,8 @@ void heavy_fence() noexcept;
 // kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
 // use-after-free stays detectable.
 //
-// The pools of the library: CallPool (core/call_pool.h) and ScopePool (core/scope_pool.h),
+// The pools of the library: CallPool (core/call_pool.h), CallFuturePool (core/call_future_pool.h)
+// and ScopePool (core/scope_pool.h),
 // each an instantiation with its own size, depot, magazine and thread-exit cleanup.
 //
 // Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
@@ -1200,7 +1212,7 @@ inline constexpr bool kPooled = true;
 namespace tether {
 
 // Cleanup: what runs at a thread's end, in this order.
-enum class Cleanup { ActorCache, LastError, CallPool, ScopePool, kCount };
+enum class Cleanup { ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
 
 // arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
 // that runs is allowed). False when it could not be armed (no memory): fn will not run,
@@ -1252,19 +1264,28 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-inline void release_list(FreeBlock* list) noexcept {
+template <class Backing>
+void release_list(FreeBlock* list) noexcept {
   while (list != nullptr) {
     FreeBlock* next = list->next;
-    ::operator delete(list);
+    Backing::free(list);
     list = next;
   }
 }
 }  // namespace magazine_detail
 
+// HeapBlocks: where a pool's blocks come from and go back to by default: each block its
+// own heap allocation.
+struct HeapBlocks {
+  [[nodiscard]] static void* allocate(size_t size) { return ::operator new(size); }
+  static void free(void* p) noexcept { ::operator delete(p); }
+};
+
 // kBlockSize: the size every block has (a request for more goes to the heap, and its block
 // may come back to the pool: it is large enough for any later request). kMaxBatches: full
-// magazines the depot keeps; beyond them, they go back to the heap.
-template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich>
+// magazines the depot keeps; beyond them, they go back to Backing, where the pool's
+// blocks come from (HeapBlocks; a slab's SlabBlocks, whose users make no larger request).
+template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich, class Backing = HeapBlocks>
 class MagazinePool {
  public:
   static constexpr size_t kSlotSize = kBlockSize;
@@ -1272,12 +1293,12 @@ class MagazinePool {
   [[nodiscard]] static void* allocate(size_t size) {
     if (!magazine_detail::kPooled || size > kBlockSize) return ::operator new(size);
     Magazine* mp = t_magazine.get(&destroy_magazine);
-    if (mp == nullptr) return ::operator new(kBlockSize);
+    if (mp == nullptr) return Backing::allocate(kBlockSize);
     Magazine& m = *mp;
     if (m.blocks == nullptr) {
       m.blocks = depot().take();
       m.count = m.blocks != nullptr ? kMagazine : 0;
-      if (m.blocks == nullptr) return ::operator new(kBlockSize);
+      if (m.blocks == nullptr) return Backing::allocate(kBlockSize);
     }
     magazine_detail::FreeBlock* b = m.blocks;
     m.blocks = b->next;
@@ -1296,12 +1317,12 @@ class MagazinePool {
     }
     Magazine* mp = t_magazine.get(&destroy_magazine);
     if (mp == nullptr) {
-      ::operator delete(p);
+      Backing::free(p);
       return;
     }
     Magazine& m = *mp;
     if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
-      if (!depot().give(m.blocks)) magazine_detail::release_list(m.blocks);
+      if (!depot().give(m.blocks)) magazine_detail::release_list<Backing>(m.blocks);
       m.blocks = nullptr;
       m.count = 0;
     }
@@ -1343,8 +1364,8 @@ class MagazinePool {
   struct Magazine {
     magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
     size_t count = 0;
-    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to the heap
-      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list(blocks);
+    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to Backing
+      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list<Backing>(blocks);
     }
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
@@ -2097,7 +2118,9 @@ class FastRun {
 inline void Inbox::run(Work& w, Lane& lane) noexcept {
   if (w.call != nullptr) {
     w.call->run(lane);
-    w.call->unref();
+    // Given to us unclaimed (give): no canceller ever took a reference, and none can now
+    // (cancellers claim only what is queued), so ours is the only one: no atomic to count.
+    w.call->dispose();
   } else {
     FastRun none;
     w.target->run_fast(lane, w.fast, none);
@@ -3559,6 +3582,11 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 // kept at exit are reachable from the slab, not leaked. Under AddressSanitizer every
 // block is a heap allocation of its own (pool_bypass.h).
 //
+// Once a slab has carved kHugeAfterBytes, its next chunks are huge-page regions
+// (platform::map_huge_region, 2 MiB) when the OS gives them: for 100,000 actors the page
+// faults of 4 KiB pages were most of a create's time (bench/README.md: 12,500 of them,
+// ~500 -> ~300 ns a create). A program with a few actors never maps one.
+//
 // Thread safety: allocate and free from any thread, under the slab's mutex (taken once
 // per object made or freed: objects made by the thousand, not per call). std::allocate_shared
 // takes it through PoolAllocator (pool_allocator.h).
@@ -3574,6 +3602,7 @@ template <size_t kBlockSize, size_t kAlign, size_t kChunkBlocks>
 class BlockSlab {
  public:
   static_assert(kBlockSize % kAlign == 0, "every block of a chunk keeps the alignment");
+  static constexpr size_t kBlockBytes = kBlockSize;
 
   // allocate: a block for size bytes (a larger request, or one under AddressSanitizer,
   // goes to the heap with the same alignment). Throws std::bad_alloc.
@@ -3586,18 +3615,18 @@ class BlockSlab {
       s.free = b->next;
       return b;
     }
-    if (s.carve == s.chunk_end) {
-      // A chunk starts with one aligned header, the link that keeps every chunk reachable
-      // from the slab (the free list and the carve point only point into chunks, which a
-      // leak checker such as valgrind's counts as "possibly lost").
-      auto* chunk = static_cast<unsigned char*>(::operator new(kChunkBytes, std::align_val_t{kAlign}));
-      s.chunks = new (chunk) ChunkHeader{s.chunks};
-      s.carve = chunk + kAlign;
-      s.chunk_end = chunk + kChunkBytes;
-    }
+    if (s.chunk_end - s.carve < static_cast<std::ptrdiff_t>(kBlockSize)) add_chunk(s);
     void* b = s.carve;
     s.carve += kBlockSize;
+    s.carved += kBlockSize;
     return b;
+  }
+
+  // huge_chunks: how many chunks were huge-page regions (for tests).
+  [[nodiscard]] static size_t huge_chunks() noexcept {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    return s.huge_chunks;
   }
 
   // free: p, which allocate(size) gave, goes back to the slab (or the heap).
@@ -3624,13 +3653,38 @@ class BlockSlab {
     ChunkHeader* next;
   };
   static constexpr size_t kChunkBytes = kAlign + kBlockSize * kChunkBlocks;
+  static constexpr size_t kHugeAfterBytes = platform::kHugeRegionBytes / 2;
+  static_assert(kAlign + kBlockSize <= platform::kHugeRegionBytes && platform::kHugeRegionBytes % kAlign == 0);
   struct State {
     ForkSafeMutex mutex;
     ChunkHeader* chunks = nullptr;       // guarded by mutex: every chunk made, newest first
     FreeBlock* free = nullptr;           // guarded by mutex: blocks freed, for reuse
     unsigned char* carve = nullptr;      // guarded by mutex: the next block of the newest chunk
     unsigned char* chunk_end = nullptr;  // guarded by mutex
+    size_t carved = 0;                   // guarded by mutex: bytes of blocks carved so far
+    size_t huge_chunks = 0;              // guarded by mutex
   };
+
+  // add_chunk: a new chunk to carve from (s locked). Throws std::bad_alloc.
+  static void add_chunk(State& s) {
+    unsigned char* chunk = nullptr;
+    size_t bytes = kChunkBytes;
+    if (s.carved >= kHugeAfterBytes) {
+      chunk = static_cast<unsigned char*>(platform::map_huge_region());
+      if (chunk != nullptr) {
+        bytes = platform::kHugeRegionBytes;
+        ++s.huge_chunks;
+      }
+    }
+    if (chunk == nullptr) chunk = static_cast<unsigned char*>(::operator new(kChunkBytes, std::align_val_t{kAlign}));
+    // A chunk starts with one aligned header, the link that keeps every chunk reachable
+    // from the slab (the free list and the carve point only point into chunks, which a
+    // leak checker such as valgrind's counts as "possibly lost"). The rest of a chunk
+    // left uncarved (the tail of the last one, too small for a block) is never used.
+    s.chunks = new (chunk) ChunkHeader{s.chunks};
+    s.carve = chunk + kAlign;
+    s.chunk_end = chunk + bytes;
+  }
   static_assert(kBlockSize >= sizeof(FreeBlock) && kAlign >= sizeof(ChunkHeader));
 
   [[nodiscard]] static constexpr bool pooled(size_t size) noexcept {
@@ -3638,6 +3692,14 @@ class BlockSlab {
   }
   // Never destroyed (an object may be freed while the process exits); made without allocating.
   static State& state() noexcept { return immortal<State>(); }
+};
+
+// SlabBlocks: a BlockSlab as where a MagazinePool's blocks come from (its Backing,
+// magazine_pool.h): the pool's magazines then cache the slab's blocks per thread.
+template <class Slab>
+struct SlabBlocks {
+  [[nodiscard]] static void* allocate(size_t size) { return Slab::allocate(size); }
+  static void free(void* p) noexcept { Slab::free(p, Slab::kBlockBytes); }
 };
 
 }  // namespace tether
@@ -3672,23 +3734,23 @@ struct PoolAllocator {
 
 }  // namespace tether
 // ---- end of core/pool_allocator.h ----
-// ---- core/scope_pool.h ----
-// ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
-// calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
-// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
-// block holds the scope with its shared_ptr control block; Scope::pending asserts that it
-// fits. The scope is made by the caller and freed by whoever drops it last (the caller's
-// release, most often): the magazines carry blocks back either way.
-
-#include <cstddef>
+// ---- core/call_future_pool.h ----
+// CallFuturePool: where actor calls with a future live (an Actor::FutureCall: the call and
+// its future, call_future.h), with their shared_ptr count: one 256-byte, 64-byte-aligned
+// block each, cached per thread in magazines (magazine_pool.h) and carved from a slab
+// (block_slab.h). A stream of calls, 1,024 in flight or one at a time, allocates nothing;
+// 100,000 in flight take 256 bytes each (a ScopePool block is 480 and a malloc header),
+// from huge pages once there are that many.
 
 
 namespace tether {
 
-using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+using CallFutureSlab = BlockSlab</*kBlockSize=*/4 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using CallFuturePool = MagazinePool</*kBlockSize=*/CallFutureSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/32,
+                                    Cleanup::CallFuturePool, SlabBlocks<CallFutureSlab>>;
 
 }  // namespace tether
-// ---- end of core/scope_pool.h ----
+// ---- end of core/call_future_pool.h ----
 // ---- core/call_future.h ----
 // CallFuture: an actor call with a future, in ONE block: the Call its lane queues and
 // runs, and the Future its caller's handle names. What a plain call needs (a state word,
@@ -3697,7 +3759,7 @@ using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatch
 // A Scope per call cost two blocks, ~470 bytes made and torn down, and one more cache
 // line for each side to fetch back (bench/README.md has the figures).
 //
-// Lifetime: made by std::allocate_shared (ScopePool: the block holds its count too), with
+// Lifetime: made by std::allocate_shared (CallFuturePool: the block holds its count too), with
 // two owners: the caller's shared_ptr (the handle), and the lane's, queued_, taken at
 // creation and let go by dispose() once the lane is done with the call (run or cancelled).
 //
@@ -4061,7 +4123,7 @@ class Actor::FutureCall final : public CallFuture {
         actor_(actor),
         lane_(lane),
         method_(m) {
-    static_assert(sizeof(FutureCall) + 16 <= ScopePool::kSlotSize, "a call and its count fit a ScopePool block");
+    static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
   }
 
   void run(Lane& lane) noexcept override {
@@ -4267,7 +4329,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   Call* c;
   try {
     if (want_future) {
-      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, ScopePool>(), *this, *lane, m,
+      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, CallFuturePool>(), *this, *lane, m,
                                                    std::move(arg));
       CallFuture::start_queued(call);
       c = call.get();
@@ -6477,6 +6539,23 @@ class HandleTable {
 
 }  // namespace tether
 // ---- end of core/handle_table.h ----
+// ---- core/scope_pool.h ----
+// ScopePool: where the scopes of executor tasks with a future live (Scope::pending), so a
+// stream of them, 1,024 in flight or one at a time, does not go through malloc's slow
+// paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
+// block holds the scope with its shared_ptr control block; Scope::pending asserts that it
+// fits. The scope is made by the caller and freed by whoever drops it last (the caller's
+// release, most often): the magazines carry blocks back either way.
+
+#include <cstddef>
+
+
+namespace tether {
+
+using ScopePool = MagazinePool</*kBlockSize=*/480, /*kMagazine=*/32, /*kMaxBatches=*/32, Cleanup::ScopePool>;
+
+}  // namespace tether
+// ---- end of core/scope_pool.h ----
 
 namespace tether {
 namespace fork_detail {
@@ -6486,8 +6565,9 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool's depot, the ring block depot, the
-// scope pool's depot and the lane presences' free list's (leaves: nothing is locked under
+// the graph hosts', the handle table's, the call pool's depot, the actors' slab, the ring
+// block depot, the call future pool's depot and its slab, the scope pool's depot and the
+// lane presences' free list's (leaves: nothing is locked under
 // them). Each object is never destroyed, so the handlers may run at any time.
 void prepare() {
   ControlThread::instance().before_fork();
@@ -6496,6 +6576,8 @@ void prepare() {
   CallPool::before_fork();
   ActorSlab::before_fork();
   RingBlockDepot::before_fork();
+  CallFuturePool::before_fork();
+  CallFutureSlab::before_fork();
   ScopePool::before_fork();
   LanePresence::before_fork();
 }
@@ -6503,6 +6585,8 @@ void prepare() {
 void parent() {
   LanePresence::after_fork_in_parent();
   ScopePool::after_fork_in_parent();
+  CallFutureSlab::after_fork_in_parent();
+  CallFuturePool::after_fork_in_parent();
   RingBlockDepot::after_fork_in_parent();
   ActorSlab::after_fork_in_parent();
   CallPool::after_fork_in_parent();
@@ -6515,6 +6599,8 @@ void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
   ScopePool::after_fork_in_child();
+  CallFutureSlab::after_fork_in_child();
+  CallFuturePool::after_fork_in_child();
   RingBlockDepot::after_fork_in_child();
   ActorSlab::after_fork_in_child();
   CallPool::after_fork_in_child();
@@ -10061,6 +10147,7 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #else
@@ -10194,6 +10281,28 @@ Thread current_thread() noexcept { return Thread{to_handle(pthread_self()), 0}; 
 
 bool same_thread(const Thread& a, const Thread& b) noexcept {
   return pthread_equal(from_handle(a.handle), from_handle(b.handle)) != 0;
+}
+
+void* map_huge_region() noexcept {
+#if defined(MADV_HUGEPAGE)
+  // Twice the size, then the unaligned ends unmapped: an aligned region of exactly one huge page.
+  const std::size_t span = 2 * kHugeRegionBytes;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kHugeRegionBytes - 1) & ~(std::uintptr_t{kHugeRegionBytes} - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const std::uintptr_t end = start + span;
+  if (end > aligned + kHugeRegionBytes) munmap(reinterpret_cast<void*>(aligned + kHugeRegionBytes), end - aligned - kHugeRegionBytes);
+  void* region = reinterpret_cast<void*>(aligned);
+  if (madvise(region, kHugeRegionBytes, MADV_HUGEPAGE) != 0) {  // no huge pages here: ordinary memory is better
+    munmap(region, kHugeRegionBytes);
+    return nullptr;
+  }
+  return region;
+#else
+  return nullptr;
+#endif
 }
 
 int current_cpu() noexcept {

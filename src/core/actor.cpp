@@ -4,7 +4,7 @@
 
 #include "core/actor_slab.h"
 #include "core/pool_allocator.h"
-#include "core/scope_pool.h"
+#include "core/call_future_pool.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_future.h"
 #include "core/call_outcome.h"
@@ -132,7 +132,7 @@ class Actor::FutureCall final : public CallFuture {
         actor_(actor),
         lane_(lane),
         method_(m) {
-    static_assert(sizeof(FutureCall) + 16 <= ScopePool::kSlotSize, "a call and its count fit a ScopePool block");
+    static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
   }
 
   void run(Lane& lane) noexcept override {
@@ -338,7 +338,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   Call* c;
   try {
     if (want_future) {
-      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, ScopePool>(), *this, *lane, m,
+      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, CallFuturePool>(), *this, *lane, m,
                                                    std::move(arg));
       CallFuture::start_queued(call);
       c = call.get();

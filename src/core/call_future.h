@@ -5,7 +5,7 @@
 // A Scope per call cost two blocks, ~470 bytes made and torn down, and one more cache
 // line for each side to fetch back (bench/README.md has the figures).
 //
-// Lifetime: made by std::allocate_shared (ScopePool: the block holds its count too), with
+// Lifetime: made by std::allocate_shared (CallFuturePool: the block holds its count too), with
 // two owners: the caller's shared_ptr (the handle), and the lane's, queued_, taken at
 // creation and let go by dispose() once the lane is done with the call (run or cancelled).
 //

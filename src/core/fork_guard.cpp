@@ -9,6 +9,7 @@
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
 #include "core/ring_block_depot.h"
+#include "core/call_future_pool.h"
 #include "core/scope_pool.h"
 #include "core/spin_policy.h"
 #include "core/thread_group.h"
@@ -21,8 +22,9 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool's depot, the ring block depot, the
-// scope pool's depot and the lane presences' free list's (leaves: nothing is locked under
+// the graph hosts', the handle table's, the call pool's depot, the actors' slab, the ring
+// block depot, the call future pool's depot and its slab, the scope pool's depot and the
+// lane presences' free list's (leaves: nothing is locked under
 // them). Each object is never destroyed, so the handlers may run at any time.
 void prepare() {
   ControlThread::instance().before_fork();
@@ -31,6 +33,8 @@ void prepare() {
   CallPool::before_fork();
   ActorSlab::before_fork();
   RingBlockDepot::before_fork();
+  CallFuturePool::before_fork();
+  CallFutureSlab::before_fork();
   ScopePool::before_fork();
   LanePresence::before_fork();
 }
@@ -38,6 +42,8 @@ void prepare() {
 void parent() {
   LanePresence::after_fork_in_parent();
   ScopePool::after_fork_in_parent();
+  CallFutureSlab::after_fork_in_parent();
+  CallFuturePool::after_fork_in_parent();
   RingBlockDepot::after_fork_in_parent();
   ActorSlab::after_fork_in_parent();
   CallPool::after_fork_in_parent();
@@ -50,6 +56,8 @@ void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
   ScopePool::after_fork_in_child();
+  CallFutureSlab::after_fork_in_child();
+  CallFuturePool::after_fork_in_child();
   RingBlockDepot::after_fork_in_child();
   ActorSlab::after_fork_in_child();
   CallPool::after_fork_in_child();

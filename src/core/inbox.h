@@ -17,7 +17,10 @@
 //     each pop is under the mailbox's consumer token.
 //   - A Call is owned by the inbox from push until popped (then by whoever runs it). A
 //     canceller that claims it (claimed_, under the token; a ring entry's word0 set to 0)
-//     finishes it; the consumer then steps over it.
+//     takes a second reference (refs_) and finishes it; the consumer then steps over it
+//     and drops its own. A call popped unclaimed was never referenced by a canceller and
+//     cannot be any more (they claim only what is queued): its runner's reference is the
+//     only one, dropped without an atomic (Inbox::run).
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
@@ -290,7 +293,9 @@ class FastRun {
 inline void Inbox::run(Work& w, Lane& lane) noexcept {
   if (w.call != nullptr) {
     w.call->run(lane);
-    w.call->unref();
+    // Given to us unclaimed (give): no canceller ever took a reference, and none can now
+    // (cancellers claim only what is queued), so ours is the only one: no atomic to count.
+    w.call->dispose();
   } else {
     FastRun none;
     w.target->run_fast(lane, w.fast, none);

@@ -5,7 +5,8 @@
 // kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
 // use-after-free stays detectable.
 //
-// The pools of the library: CallPool (core/call_pool.h) and ScopePool (core/scope_pool.h),
+// The pools of the library: CallPool (core/call_pool.h), CallFuturePool (core/call_future_pool.h)
+// and ScopePool (core/scope_pool.h),
 // each an instantiation with its own size, depot, magazine and thread-exit cleanup.
 //
 // Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
@@ -31,19 +32,28 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-inline void release_list(FreeBlock* list) noexcept {
+template <class Backing>
+void release_list(FreeBlock* list) noexcept {
   while (list != nullptr) {
     FreeBlock* next = list->next;
-    ::operator delete(list);
+    Backing::free(list);
     list = next;
   }
 }
 }  // namespace magazine_detail
 
+// HeapBlocks: where a pool's blocks come from and go back to by default: each block its
+// own heap allocation.
+struct HeapBlocks {
+  [[nodiscard]] static void* allocate(size_t size) { return ::operator new(size); }
+  static void free(void* p) noexcept { ::operator delete(p); }
+};
+
 // kBlockSize: the size every block has (a request for more goes to the heap, and its block
 // may come back to the pool: it is large enough for any later request). kMaxBatches: full
-// magazines the depot keeps; beyond them, they go back to the heap.
-template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich>
+// magazines the depot keeps; beyond them, they go back to Backing, where the pool's
+// blocks come from (HeapBlocks; a slab's SlabBlocks, whose users make no larger request).
+template <size_t kBlockSize, size_t kMagazine, size_t kMaxBatches, Cleanup kWhich, class Backing = HeapBlocks>
 class MagazinePool {
  public:
   static constexpr size_t kSlotSize = kBlockSize;
@@ -51,12 +61,12 @@ class MagazinePool {
   [[nodiscard]] static void* allocate(size_t size) {
     if (!magazine_detail::kPooled || size > kBlockSize) return ::operator new(size);
     Magazine* mp = t_magazine.get(&destroy_magazine);
-    if (mp == nullptr) return ::operator new(kBlockSize);
+    if (mp == nullptr) return Backing::allocate(kBlockSize);
     Magazine& m = *mp;
     if (m.blocks == nullptr) {
       m.blocks = depot().take();
       m.count = m.blocks != nullptr ? kMagazine : 0;
-      if (m.blocks == nullptr) return ::operator new(kBlockSize);
+      if (m.blocks == nullptr) return Backing::allocate(kBlockSize);
     }
     magazine_detail::FreeBlock* b = m.blocks;
     m.blocks = b->next;
@@ -75,12 +85,12 @@ class MagazinePool {
     }
     Magazine* mp = t_magazine.get(&destroy_magazine);
     if (mp == nullptr) {
-      ::operator delete(p);
+      Backing::free(p);
       return;
     }
     Magazine& m = *mp;
     if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
-      if (!depot().give(m.blocks)) magazine_detail::release_list(m.blocks);
+      if (!depot().give(m.blocks)) magazine_detail::release_list<Backing>(m.blocks);
       m.blocks = nullptr;
       m.count = 0;
     }
@@ -122,8 +132,8 @@ class MagazinePool {
   struct Magazine {
     magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
     size_t count = 0;
-    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to the heap
-      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list(blocks);
+    ~Magazine() {  // the thread ends: its blocks go to the depot, or back to Backing
+      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list<Backing>(blocks);
     }
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup

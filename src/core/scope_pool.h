@@ -1,5 +1,5 @@
-// ScopePool: where the scopes of calls with a future live (Scope::pending), so a stream of
-// calls with futures, 1,024 in flight or one at a time, does not go through malloc's slow
+// ScopePool: where the scopes of executor tasks with a future live (Scope::pending), so a
+// stream of them, 1,024 in flight or one at a time, does not go through malloc's slow
 // paths for every scope (glibc's per-thread cache holds 7 chunks of a size). A
 // block holds the scope with its shared_ptr control block; Scope::pending asserts that it
 // fits. The scope is made by the caller and freed by whoever drops it last (the caller's

@@ -18,7 +18,7 @@
 namespace tether {
 
 // Cleanup: what runs at a thread's end, in this order.
-enum class Cleanup { ActorCache, LastError, CallPool, ScopePool, kCount };
+enum class Cleanup { ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
 
 // arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
 // that runs is allowed). False when it could not be armed (no memory): fn will not run,

@@ -32,6 +32,14 @@ struct Thread {
 // current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
 [[nodiscard]] int current_cpu() noexcept;
 
+// kHugeRegionBytes, map_huge_region: a region of kHugeRegionBytes, aligned to its size,
+// that the OS is asked to back with huge pages (Linux: transparent huge pages, madvise;
+// one page fault then maps all of it instead of 512), for memory made by the thousand.
+// Never given back. Null when the OS has none to give or no such pages (Windows: large
+// pages need a privilege): the caller then allocates as usual.
+inline constexpr std::size_t kHugeRegionBytes = std::size_t{2} << 20;
+[[nodiscard]] void* map_huge_region() noexcept;
+
 // min_stack_size: the smallest stack a new thread may ask for.
 [[nodiscard]] std::size_t min_stack_size() noexcept;
 

@@ -15,6 +15,7 @@
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #else
@@ -94,6 +95,28 @@ Thread current_thread() noexcept { return Thread{to_handle(pthread_self()), 0}; 
 
 bool same_thread(const Thread& a, const Thread& b) noexcept {
   return pthread_equal(from_handle(a.handle), from_handle(b.handle)) != 0;
+}
+
+void* map_huge_region() noexcept {
+#if defined(MADV_HUGEPAGE)
+  // Twice the size, then the unaligned ends unmapped: an aligned region of exactly one huge page.
+  const std::size_t span = 2 * kHugeRegionBytes;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kHugeRegionBytes - 1) & ~(std::uintptr_t{kHugeRegionBytes} - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const std::uintptr_t end = start + span;
+  if (end > aligned + kHugeRegionBytes) munmap(reinterpret_cast<void*>(aligned + kHugeRegionBytes), end - aligned - kHugeRegionBytes);
+  void* region = reinterpret_cast<void*>(aligned);
+  if (madvise(region, kHugeRegionBytes, MADV_HUGEPAGE) != 0) {  // no huge pages here: ordinary memory is better
+    munmap(region, kHugeRegionBytes);
+    return nullptr;
+  }
+  return region;
+#else
+  return nullptr;
+#endif
 }
 
 int current_cpu() noexcept {

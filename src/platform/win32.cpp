@@ -99,6 +99,8 @@ std::uint64_t current_thread_id() noexcept { return GetCurrentThreadId(); }
 
 int current_cpu() noexcept { return static_cast<int>(GetCurrentProcessorNumber()); }
 
+void* map_huge_region() noexcept { return nullptr; }  // large pages need SeLockMemoryPrivilege
+
 std::size_t min_stack_size() noexcept { return kMinStackSize; }
 
 bool cpu_in_range(int cpu) noexcept { return cpu >= 0 && cpu < static_cast<int>(sizeof(DWORD_PTR) * 8); }

@@ -12,6 +12,7 @@
 
 #include "core/block_slab.h"
 #include "core/pool_bypass.h"
+#include "platform/platform.h"
 
 namespace core_test {
 namespace {
@@ -76,6 +77,40 @@ TEST(BlockSlab, ThreadsMakingAndFreeingAtOnceNeverShareABlock) {
   }
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(0, failures[t]) << "thread " << t << "'s block was written by another";
+}
+
+// Once a slab has carved half a huge page's worth of blocks, its next chunks are huge-page
+// regions (when the OS gives them): the blocks there are aligned, apart and all ours too,
+// and freed ones serve later objects as any others.
+TEST(BlockSlab, OnceItHasGrownItsChunksAreHugePageRegions) {
+  constexpr size_t kBig = 4 * 64;
+  using GrowingSlab = tether::BlockSlab<kBig, 64, 16>;
+  const size_t count = (tether::platform::kHugeRegionBytes / 2 + 2 * tether::platform::kHugeRegionBytes) / kBig;
+  std::vector<void*> blocks;
+  blocks.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    void* p = GrowingSlab::allocate(kBig);
+    ASSERT_EQ(0u, address(p) % 64);
+    std::memset(p, 0x5a, kBig);
+    blocks.push_back(p);
+  }
+  std::vector<uintptr_t> sorted;
+  for (void* p : blocks) sorted.push_back(address(p));
+  std::sort(sorted.begin(), sorted.end());
+  size_t overlaps = 0;
+  for (size_t i = 1; i < sorted.size(); ++i) overlaps += sorted[i] - sorted[i - 1] < kBig;
+  EXPECT_EQ(0u, overlaps);
+  if (tether::pool_detail::kPooled) {
+    void* probe = tether::platform::map_huge_region();  // what the OS gives (never returned: 2 MiB)
+    if (probe != nullptr) {
+      EXPECT_GE(GrowingSlab::huge_chunks(), 1u) << "the slab grew past the threshold on ordinary chunks";
+      EXPECT_EQ(0u, address(probe) % tether::platform::kHugeRegionBytes);
+    }
+  }
+  for (void* p : blocks) GrowingSlab::free(p, kBig);
+  void* again = GrowingSlab::allocate(kBig);
+  EXPECT_NE(sorted.end(), std::find(sorted.begin(), sorted.end(), address(again))) << "a freed block serves it";
+  GrowingSlab::free(again, kBig);
 }
 
 }  // namespace
