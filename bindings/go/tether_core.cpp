@@ -2640,6 +2640,7 @@ class ErrorList {
 // (state, waits_for_nothing, try_take_result) may run under a handle's slot lock
 // (HandleTable::visit): they neither allocate, wait, call out nor throw.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -2737,6 +2738,22 @@ class Future {
  protected:
   Future() = default;
   ~Future() = default;  // owned through the concrete kind's shared_ptr control block
+
+  // take_once: try_take_result for a result slot whose writes all happen before a
+  // SUCCEEDED state (read with acquire); taken hands it to one taker.
+  [[nodiscard]] static int32_t take_once(int32_t state, std::atomic<bool>& taken, UserArg& result, void** out,
+                                         NoResult* why) noexcept {
+    if (state != TETHER_SUCCEEDED) {
+      *why = NoResult::kNotSucceeded;
+      return TETHER_E_WRONG_STATE;
+    }
+    if (taken.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+      *why = NoResult::kTaken;
+      return TETHER_E_WRONG_STATE;
+    }
+    *out = result.release();
+    return TETHER_OK;
+  }
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
 };
@@ -3779,6 +3796,12 @@ using CallFuturePool = MagazinePool</*kBlockSize=*/CallFutureSlab::kBlockBytes, 
 // request_cancel() on a RUNNING call sets cancel_requested_ (stop_requested) and cancels the
 // nested scope, if any.
 //
+// Waiting (wait_done): the waiter's spin (answer_spin.h, its table: the running side
+// sets settled_ after the terminal store when a waiter spins), then under mutex_ a check
+// of the handle's end and of the state, then a park on wakeups_ (event_count.h, W1-W4):
+// every change a waiter waits for (a terminal state, the handle's end) is made under
+// mutex_ and notified after it, so no wake-up is lost.
+//
 // Thread safety: every public member from any thread. mutex_ guards the marked fields.
 // result_ has no lock: written only by the running method (set_result), read only once
 // SUCCEEDED (try_take_result: the acquire of state_ orders it after every write).
@@ -3793,17 +3816,12 @@ using CallFuturePool = MagazinePool</*kBlockSize=*/CallFutureSlab::kBlockBytes, 
 
 namespace tether {
 
+class Lane;
 class LanePresence;
 class Scope;
 
 class CallFuture : public Call, public Future {
  public:
-  struct Where {
-    const void* lane = nullptr;  // a one-thread lane: a wait from its thread waits on itself (compared only)
-    uint64_t lane_id = 0;        // the same lane's id, for a manual lane's owner
-    LanePresence* partner = nullptr;  // where its consumer runs (spin policy); null: spin a fixed time
-  };
-
   // start_queued: makes the lane's reference (queued_) from self, the one the caller got
   // from allocate_shared. Call once, before the call is pushed.
   static void start_queued(const std::shared_ptr<CallFuture>& self) noexcept { self->queued_ = self; }
@@ -3834,7 +3852,10 @@ class CallFuture : public Call, public Future {
   void adopt_nested(const std::shared_ptr<Scope>& nested);
 
  protected:
-  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where, UserArg arg) noexcept;
+  // owner: the actor; ledger its ledger, owner_stop its stop CANCEL flag; m the method
+  // that runs with arg on lane.
+  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Lane& lane,
+             tether_method_fn m, UserArg arg) noexcept;
   ~CallFuture() override;
 
   // start: PENDING -> RUNNING; the arg into arg. False when it was cancelled or failed.
@@ -3848,9 +3869,10 @@ class CallFuture : public Call, public Future {
   // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
   // subclass's cancel()).
   void cancel_queued() noexcept;
-  // The subclass's: the name a cancelled call's error carries; what holds the owner
-  // (whose ledger counts the call) alive until nested threads end the call.
-  [[nodiscard]] virtual const std::string& thread_name() const noexcept = 0;
+  [[nodiscard]] Lane& lane() const noexcept { return *lane_; }
+  [[nodiscard]] tether_method_fn method() const noexcept { return method_; }
+  // The subclass's: what holds the owner (whose ledger counts the call) alive until
+  // nested threads end the call.
   [[nodiscard]] virtual std::shared_ptr<void> keep_owner() const = 0;
 
  private:
@@ -3866,32 +3888,45 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
   Cold& cold_locked();  // throws std::bad_alloc
 
-  // Layout: the caller writes the first lines (the Call's, and these) once, at creation;
-  // the running side writes state_ to wakeups_ once or twice a call; settled_ (the
-  // spinning waiter's) is last.
-  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
-  CallLedger* const ledger_;            // counts the call once, as it becomes terminal
+  // Layout, line by line (a 64-byte-aligned CallFuturePool block: the shared_ptr's
+  // count, then this). Every line the running side writes is one the caller fetches back,
+  // and the other way round, so each side writes as few as it can:
+  //   0: the count and the Call's head (vtable, link, marks, owner): the caller's, read by
+  //      the lane; the count is the one line both sides write (each lets go once).
+  //   1: the Call's claim count, then what the caller sets once and the running side reads.
+  //   2: what waiters write (settled_ once by the running side: the spinning waiter's word).
+  //   3: the answer: what the running side writes, read by the caller once it is settled.
+  // Checked by the static_assert in call_future.cpp (64-bit).
+  // Line 1.
+  CallLedger* const ledger_;  // counts the call once, as it becomes terminal
   const std::atomic<bool>* const owner_stop_;
-  const Where where_;
   // The call's arg: handed over once, under mutex_, by the one change out of PENDING
-  // (start: to the method; a cancel or failure: dropped). Never written after creation,
-  // so that the caller's lines stay the caller's.
+  // (start: to the method; a cancel or failure: dropped). Never written after creation.
   void* const arg_;
   const tether_drop_fn arg_drop_;
-  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
-  mutable WordMutex mutex_;
-  std::atomic<bool> cancel_requested_{false};  // written under mutex_
-  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
-  std::atomic<bool> result_taken_{false};      // one taker wins the result
-  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
-  UserArg result_;
-  ErrorPtr error_;
-  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
-  std::unique_ptr<Cold> cold_;  // guarded by mutex_: made at need
+  const tether_method_fn method_;
+  Lane* const lane_;  // the lane it is queued on (alive while the call is unsettled)
+  // Line 2.
+  const uint64_t lane_id_;          // the lane's id, for a manual lane's owner
+  LanePresence* const partner_;     // where the lane's consumer runs (spin policy); null: spin a fixed time
+  std::unique_ptr<Cold> cold_;      // guarded by mutex_: made at need
   // nested_: cold_->nested, for is_inside without the lock (set once, release; the
   // scope lives as long as this).
   std::atomic<const Scope*> nested_{nullptr};
-  std::atomic<bool> settled_{false};  // answer_spin.h
+  std::atomic<bool> settled_{false};           // answer_spin.h
+  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
+  std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
+  std::atomic<bool> result_taken_{false};      // one taker wins the result
+  const bool one_thread_;                      // the lane has one thread: a wait from it waits on itself
+  char line2_end_[26] = {};
+  // Line 3.
+  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
+  mutable WordMutex mutex_;
+  UserArg result_;
+  ErrorPtr error_;
+  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
+  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
 };
 
 }  // namespace tether
@@ -4119,74 +4154,62 @@ class Actor::MethodCall : public Call {
 class Actor::FutureCall final : public CallFuture {
  public:
   FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
-      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, where_of(lane), std::move(arg)),
-        actor_(actor),
-        lane_(lane),
-        method_(m) {
+      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, lane, m, std::move(arg)) {
     static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
   }
 
   void run(Lane& lane) noexcept override {
-    actor_.ledger_.leave();
-    const Life life = actor_.life_.load(std::memory_order_acquire);
+    Actor& a = actor();
+    a.ledger_.leave();
+    const Life life = a.life_.load(std::memory_order_acquire);
     if (life == Life::Dead) {
       // Queued before the constructor failed: never runs. Failed, or cancelled when there
       // was no memory for the error.
-      if (ErrorPtr dead = actor_.dead_error_or_null()) fail_pending(std::move(dead));
+      if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
       cancel_queued();  // no-op once failed
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       cancel_queued();
     } else {
-      run_method(lane);
+      run_method(a, lane);
       return;
     }
-    actor_.settle();
+    a.settle();
   }
 
   void cancel() noexcept override {
-    actor_.ledger_.leave();
+    Actor& a = actor();
+    a.ledger_.leave();
     cancel_queued();
-    actor_.settle();
+    a.settle();
   }
 
  private:
-  static Where where_of(Lane& lane) noexcept {
-    Where where;
-    if (lane.thread_count() <= 1) {  // 0: a manual lane
-      where.lane = &lane;
-      where.lane_id = lane.id();
-      where.partner = lane.presence();
-    }
-    return where;
-  }
+  // actor: the owner (alive: an unsettled call keeps the destructor, and the end, away).
+  [[nodiscard]] Actor& actor() const noexcept { return *static_cast<Actor*>(const_cast<void*>(owner())); }
 
-  void run_method(Lane& lane) noexcept {
+  void run_method(Actor& a, Lane& lane) noexcept {
     UserArg arg;
     if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
-      actor_.settle();
+      a.settle();
       return;
     }
     ErrorPtr err;
     std::shared_ptr<Scope> nested;
     {
-      Task task(*this, lane.name(), &actor_.origin());
-      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
+      Task task(*this, lane.name(), &a.origin());
+      const tether_method_fn m = method();
+      err = run_task(task, [&](tether_task* t) { return m(t, a.state_ptr_, arg.get()); });
       nested = task.lazy_scope();
     }
     arg.reset();
     if (finish(std::move(err), nested.get())) {
-      actor_.settle();  // quiet already (the usual case): no notice to make
+      a.settle();  // quiet already (the usual case): no notice to make
     } else {
-      actor_.settle_when_done(nested.get());  // nested threads still run
+      a.settle_when_done(nested.get());  // nested threads still run
     }
   }
 
-  [[nodiscard]] const std::string& thread_name() const noexcept override { return lane_.name(); }
-  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor_.shared_from_this(); }
-
-  Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
-  Lane& lane_;    // the actor's: alive as long as it is
-  tether_method_fn method_;
+  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call. Made with the
@@ -4938,9 +4961,22 @@ class CallFuture::NestedEnd {
   std::shared_ptr<void> owner_;
 };
 
-CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where,
-                       UserArg arg) noexcept
-    : Call(owner), ledger_(ledger), owner_stop_(owner_stop), where_(where), arg_(arg.get()), arg_drop_(arg.drop_fn()) {
+// The lines of the layout (call_future.h): the Call and the Future's vtable pointer fill
+// the 48 bytes of line 0 after the count, and 16 of line 1.
+static_assert(sizeof(void*) != 8 || sizeof(CallFuture) == 4 * 64 - 16, "call_future.h: Layout");
+
+CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Lane& lane,
+                       tether_method_fn m, UserArg arg) noexcept
+    : Call(owner),
+      ledger_(ledger),
+      owner_stop_(owner_stop),
+      arg_(arg.get()),
+      arg_drop_(arg.drop_fn()),
+      method_(m),
+      lane_(&lane),
+      lane_id_(lane.id()),
+      partner_(lane.presence()),
+      one_thread_(lane.thread_count() <= 1) {  // 0: a manual lane
   (void)arg.release();  // ours: handed to the method by start(), or dropped by a cancel or failure
 }
 
@@ -5022,18 +5058,22 @@ void CallFuture::request_cancel() {
 }
 
 void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
+  // What may fail first, so that a failure leaves nothing adopted: the notice, the cold
+  // part, the notice's registration (the scope is RUNNING, its target the method: it waits).
   auto end = std::make_unique<NestedEnd>(queued_, nested, keep_owner());
+  {
+    std::lock_guard lock(mutex_);
+    (void)cold_locked();
+  }
+  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
   bool cancelled;
   {
     std::lock_guard lock(mutex_);
-    cold_locked().nested = nested;  // request_cancel() reaches the nested threads from now on
+    cold_->nested = nested;  // request_cancel() reaches the nested threads from now on
     nested_.store(nested.get(), std::memory_order_release);
     cancelled = cancel_requested_.load(std::memory_order_relaxed);
   }
-  // Registered last: nothing above can fail after it. The scope is RUNNING (its target,
-  // the method, runs), so the notice waits.
-  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
-  if (cancelled) nested->cancel();
+  if (cancelled) nested->cancel();  // a cancel that came before: the nested threads stop too
 }
 
 NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
@@ -5041,7 +5081,8 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
   if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
   if (!err && terminal_state == TETHER_CANCELLED) {
     try {
-      err = make_error(TETHER_E_CANCELLED, 0, thread_name() + " was cancelled", thread_name());
+      const std::string& name = lane_->name();
+      err = make_error(TETHER_E_CANCELLED, 0, name + " was cancelled", name);
     } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
       err = out_of_memory_error();
     }
@@ -5061,7 +5102,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
   if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
-    AnswerSpin::spin(where_.partner, waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(partner_, waiter_spins_, settled_, state_, deadline);
   }
   if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
   std::unique_lock lock(mutex_);
@@ -5081,16 +5122,7 @@ ErrorPtr CallFuture::first_error() const {
 }
 
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    *why = NoResult::kNotSucceeded;
-    return TETHER_E_WRONG_STATE;
-  }
-  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    *why = NoResult::kTaken;
-    return TETHER_E_WRONG_STATE;
-  }
-  *out = result_.release();
-  return TETHER_OK;
+  return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
 }
 
 void CallFuture::copy_outputs(void**, size_t) {
@@ -5132,7 +5164,7 @@ bool CallFuture::is_inside() const noexcept {
   const Scope* nested = nested_.load(std::memory_order_acquire);
   if (nested != nullptr && nested->is_inside()) return true;  // one of its nested threads
   if (state() != TETHER_PENDING) return false;
-  return this_thread_role().serves_lane(where_.lane, where_.lane_id);
+  return one_thread_ && this_thread_role().serves_lane(lane_, lane_id_);
 }
 
 void CallFuture::end_future_handle() {
@@ -7951,16 +7983,7 @@ void* Scope::take_result() {
 }
 
 int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    *why = NoResult::kNotSucceeded;
-    return TETHER_E_WRONG_STATE;
-  }
-  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    *why = NoResult::kTaken;
-    return TETHER_E_WRONG_STATE;
-  }
-  *out = result_.release();
-  return TETHER_OK;
+  return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
 }
 
 void Future::explain_no_result(NoResult why) {

@@ -128,74 +128,62 @@ class Actor::MethodCall : public Call {
 class Actor::FutureCall final : public CallFuture {
  public:
   FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
-      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, where_of(lane), std::move(arg)),
-        actor_(actor),
-        lane_(lane),
-        method_(m) {
+      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, lane, m, std::move(arg)) {
     static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
   }
 
   void run(Lane& lane) noexcept override {
-    actor_.ledger_.leave();
-    const Life life = actor_.life_.load(std::memory_order_acquire);
+    Actor& a = actor();
+    a.ledger_.leave();
+    const Life life = a.life_.load(std::memory_order_acquire);
     if (life == Life::Dead) {
       // Queued before the constructor failed: never runs. Failed, or cancelled when there
       // was no memory for the error.
-      if (ErrorPtr dead = actor_.dead_error_or_null()) fail_pending(std::move(dead));
+      if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
       cancel_queued();  // no-op once failed
     } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
       cancel_queued();
     } else {
-      run_method(lane);
+      run_method(a, lane);
       return;
     }
-    actor_.settle();
+    a.settle();
   }
 
   void cancel() noexcept override {
-    actor_.ledger_.leave();
+    Actor& a = actor();
+    a.ledger_.leave();
     cancel_queued();
-    actor_.settle();
+    a.settle();
   }
 
  private:
-  static Where where_of(Lane& lane) noexcept {
-    Where where;
-    if (lane.thread_count() <= 1) {  // 0: a manual lane
-      where.lane = &lane;
-      where.lane_id = lane.id();
-      where.partner = lane.presence();
-    }
-    return where;
-  }
+  // actor: the owner (alive: an unsettled call keeps the destructor, and the end, away).
+  [[nodiscard]] Actor& actor() const noexcept { return *static_cast<Actor*>(const_cast<void*>(owner())); }
 
-  void run_method(Lane& lane) noexcept {
+  void run_method(Actor& a, Lane& lane) noexcept {
     UserArg arg;
     if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
-      actor_.settle();
+      a.settle();
       return;
     }
     ErrorPtr err;
     std::shared_ptr<Scope> nested;
     {
-      Task task(*this, lane.name(), &actor_.origin());
-      err = run_task(task, [&](tether_task* t) { return method_(t, actor_.state_ptr_, arg.get()); });
+      Task task(*this, lane.name(), &a.origin());
+      const tether_method_fn m = method();
+      err = run_task(task, [&](tether_task* t) { return m(t, a.state_ptr_, arg.get()); });
       nested = task.lazy_scope();
     }
     arg.reset();
     if (finish(std::move(err), nested.get())) {
-      actor_.settle();  // quiet already (the usual case): no notice to make
+      a.settle();  // quiet already (the usual case): no notice to make
     } else {
-      actor_.settle_when_done(nested.get());  // nested threads still run
+      a.settle_when_done(nested.get());  // nested threads still run
     }
   }
 
-  [[nodiscard]] const std::string& thread_name() const noexcept override { return lane_.name(); }
-  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor_.shared_from_this(); }
-
-  Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
-  Lane& lane_;    // the actor's: alive as long as it is
-  tether_method_fn method_;
+  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call. Made with the

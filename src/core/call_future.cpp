@@ -3,6 +3,7 @@
 #include <new>
 #include <utility>
 
+#include "core/lane.h"
 #include "core/scope.h"
 #include "core/status_error.h"
 #include "core/task.h"
@@ -44,9 +45,22 @@ class CallFuture::NestedEnd {
   std::shared_ptr<void> owner_;
 };
 
-CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where,
-                       UserArg arg) noexcept
-    : Call(owner), ledger_(ledger), owner_stop_(owner_stop), where_(where), arg_(arg.get()), arg_drop_(arg.drop_fn()) {
+// The lines of the layout (call_future.h): the Call and the Future's vtable pointer fill
+// the 48 bytes of line 0 after the count, and 16 of line 1.
+static_assert(sizeof(void*) != 8 || sizeof(CallFuture) == 4 * 64 - 16, "call_future.h: Layout");
+
+CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Lane& lane,
+                       tether_method_fn m, UserArg arg) noexcept
+    : Call(owner),
+      ledger_(ledger),
+      owner_stop_(owner_stop),
+      arg_(arg.get()),
+      arg_drop_(arg.drop_fn()),
+      method_(m),
+      lane_(&lane),
+      lane_id_(lane.id()),
+      partner_(lane.presence()),
+      one_thread_(lane.thread_count() <= 1) {  // 0: a manual lane
   (void)arg.release();  // ours: handed to the method by start(), or dropped by a cancel or failure
 }
 
@@ -128,18 +142,22 @@ void CallFuture::request_cancel() {
 }
 
 void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
+  // What may fail first, so that a failure leaves nothing adopted: the notice, the cold
+  // part, the notice's registration (the scope is RUNNING, its target the method: it waits).
   auto end = std::make_unique<NestedEnd>(queued_, nested, keep_owner());
+  {
+    std::lock_guard lock(mutex_);
+    (void)cold_locked();
+  }
+  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
   bool cancelled;
   {
     std::lock_guard lock(mutex_);
-    cold_locked().nested = nested;  // request_cancel() reaches the nested threads from now on
+    cold_->nested = nested;  // request_cancel() reaches the nested threads from now on
     nested_.store(nested.get(), std::memory_order_release);
     cancelled = cancel_requested_.load(std::memory_order_relaxed);
   }
-  // Registered last: nothing above can fail after it. The scope is RUNNING (its target,
-  // the method, runs), so the notice waits.
-  nested->on_done(&NestedEnd::notify, UserArg(end.release(), &NestedEnd::drop));
-  if (cancelled) nested->cancel();
+  if (cancelled) nested->cancel();  // a cancel that came before: the nested threads stop too
 }
 
 NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
@@ -147,7 +165,8 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
   if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
   if (!err && terminal_state == TETHER_CANCELLED) {
     try {
-      err = make_error(TETHER_E_CANCELLED, 0, thread_name() + " was cancelled", thread_name());
+      const std::string& name = lane_->name();
+      err = make_error(TETHER_E_CANCELLED, 0, name + " was cancelled", name);
     } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
       err = out_of_memory_error();
     }
@@ -167,7 +186,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
   if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
-    AnswerSpin::spin(where_.partner, waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(partner_, waiter_spins_, settled_, state_, deadline);
   }
   if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
   std::unique_lock lock(mutex_);
@@ -187,16 +206,7 @@ ErrorPtr CallFuture::first_error() const {
 }
 
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    *why = NoResult::kNotSucceeded;
-    return TETHER_E_WRONG_STATE;
-  }
-  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    *why = NoResult::kTaken;
-    return TETHER_E_WRONG_STATE;
-  }
-  *out = result_.release();
-  return TETHER_OK;
+  return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
 }
 
 void CallFuture::copy_outputs(void**, size_t) {
@@ -238,7 +248,7 @@ bool CallFuture::is_inside() const noexcept {
   const Scope* nested = nested_.load(std::memory_order_acquire);
   if (nested != nullptr && nested->is_inside()) return true;  // one of its nested threads
   if (state() != TETHER_PENDING) return false;
-  return this_thread_role().serves_lane(where_.lane, where_.lane_id);
+  return one_thread_ && this_thread_role().serves_lane(lane_, lane_id_);
 }
 
 void CallFuture::end_future_handle() {

@@ -25,6 +25,12 @@
 // request_cancel() on a RUNNING call sets cancel_requested_ (stop_requested) and cancels the
 // nested scope, if any.
 //
+// Waiting (wait_done): the waiter's spin (answer_spin.h, its table: the running side
+// sets settled_ after the terminal store when a waiter spins), then under mutex_ a check
+// of the handle's end and of the state, then a park on wakeups_ (event_count.h, W1-W4):
+// every change a waiter waits for (a terminal state, the handle's end) is made under
+// mutex_ and notified after it, so no wake-up is lost.
+//
 // Thread safety: every public member from any thread. mutex_ guards the marked fields.
 // result_ has no lock: written only by the running method (set_result), read only once
 // SUCCEEDED (try_take_result: the acquire of state_ orders it after every write).
@@ -47,17 +53,12 @@
 
 namespace tether {
 
+class Lane;
 class LanePresence;
 class Scope;
 
 class CallFuture : public Call, public Future {
  public:
-  struct Where {
-    const void* lane = nullptr;  // a one-thread lane: a wait from its thread waits on itself (compared only)
-    uint64_t lane_id = 0;        // the same lane's id, for a manual lane's owner
-    LanePresence* partner = nullptr;  // where its consumer runs (spin policy); null: spin a fixed time
-  };
-
   // start_queued: makes the lane's reference (queued_) from self, the one the caller got
   // from allocate_shared. Call once, before the call is pushed.
   static void start_queued(const std::shared_ptr<CallFuture>& self) noexcept { self->queued_ = self; }
@@ -88,7 +89,10 @@ class CallFuture : public Call, public Future {
   void adopt_nested(const std::shared_ptr<Scope>& nested);
 
  protected:
-  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Where where, UserArg arg) noexcept;
+  // owner: the actor; ledger its ledger, owner_stop its stop CANCEL flag; m the method
+  // that runs with arg on lane.
+  CallFuture(const void* owner, CallLedger* ledger, const std::atomic<bool>* owner_stop, Lane& lane,
+             tether_method_fn m, UserArg arg) noexcept;
   ~CallFuture() override;
 
   // start: PENDING -> RUNNING; the arg into arg. False when it was cancelled or failed.
@@ -102,9 +106,10 @@ class CallFuture : public Call, public Future {
   // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
   // subclass's cancel()).
   void cancel_queued() noexcept;
-  // The subclass's: the name a cancelled call's error carries; what holds the owner
-  // (whose ledger counts the call) alive until nested threads end the call.
-  [[nodiscard]] virtual const std::string& thread_name() const noexcept = 0;
+  [[nodiscard]] Lane& lane() const noexcept { return *lane_; }
+  [[nodiscard]] tether_method_fn method() const noexcept { return method_; }
+  // The subclass's: what holds the owner (whose ledger counts the call) alive until
+  // nested threads end the call.
   [[nodiscard]] virtual std::shared_ptr<void> keep_owner() const = 0;
 
  private:
@@ -120,32 +125,45 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
   Cold& cold_locked();  // throws std::bad_alloc
 
-  // Layout: the caller writes the first lines (the Call's, and these) once, at creation;
-  // the running side writes state_ to wakeups_ once or twice a call; settled_ (the
-  // spinning waiter's) is last.
-  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
-  CallLedger* const ledger_;            // counts the call once, as it becomes terminal
+  // Layout, line by line (a 64-byte-aligned CallFuturePool block: the shared_ptr's
+  // count, then this). Every line the running side writes is one the caller fetches back,
+  // and the other way round, so each side writes as few as it can:
+  //   0: the count and the Call's head (vtable, link, marks, owner): the caller's, read by
+  //      the lane; the count is the one line both sides write (each lets go once).
+  //   1: the Call's claim count, then what the caller sets once and the running side reads.
+  //   2: what waiters write (settled_ once by the running side: the spinning waiter's word).
+  //   3: the answer: what the running side writes, read by the caller once it is settled.
+  // Checked by the static_assert in call_future.cpp (64-bit).
+  // Line 1.
+  CallLedger* const ledger_;  // counts the call once, as it becomes terminal
   const std::atomic<bool>* const owner_stop_;
-  const Where where_;
   // The call's arg: handed over once, under mutex_, by the one change out of PENDING
-  // (start: to the method; a cancel or failure: dropped). Never written after creation,
-  // so that the caller's lines stay the caller's.
+  // (start: to the method; a cancel or failure: dropped). Never written after creation.
   void* const arg_;
   const tether_drop_fn arg_drop_;
-  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
-  mutable WordMutex mutex_;
-  std::atomic<bool> cancel_requested_{false};  // written under mutex_
-  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
-  std::atomic<bool> result_taken_{false};      // one taker wins the result
-  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
-  UserArg result_;
-  ErrorPtr error_;
-  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
-  std::unique_ptr<Cold> cold_;  // guarded by mutex_: made at need
+  const tether_method_fn method_;
+  Lane* const lane_;  // the lane it is queued on (alive while the call is unsettled)
+  // Line 2.
+  const uint64_t lane_id_;          // the lane's id, for a manual lane's owner
+  LanePresence* const partner_;     // where the lane's consumer runs (spin policy); null: spin a fixed time
+  std::unique_ptr<Cold> cold_;      // guarded by mutex_: made at need
   // nested_: cold_->nested, for is_inside without the lock (set once, release; the
   // scope lives as long as this).
   std::atomic<const Scope*> nested_{nullptr};
-  std::atomic<bool> settled_{false};  // answer_spin.h
+  std::atomic<bool> settled_{false};           // answer_spin.h
+  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
+  std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
+  std::atomic<bool> result_taken_{false};      // one taker wins the result
+  const bool one_thread_;                      // the lane has one thread: a wait from it waits on itself
+  char line2_end_[26] = {};
+  // Line 3.
+  std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
+  mutable WordMutex mutex_;
+  UserArg result_;
+  ErrorPtr error_;
+  EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
+  std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
 };
 
 }  // namespace tether

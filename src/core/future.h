@@ -11,6 +11,7 @@
 // (HandleTable::visit): they neither allocate, wait, call out nor throw.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -55,6 +56,22 @@ class Future {
  protected:
   Future() = default;
   ~Future() = default;  // owned through the concrete kind's shared_ptr control block
+
+  // take_once: try_take_result for a result slot whose writes all happen before a
+  // SUCCEEDED state (read with acquire); taken hands it to one taker.
+  [[nodiscard]] static int32_t take_once(int32_t state, std::atomic<bool>& taken, UserArg& result, void** out,
+                                         NoResult* why) noexcept {
+    if (state != TETHER_SUCCEEDED) {
+      *why = NoResult::kNotSucceeded;
+      return TETHER_E_WRONG_STATE;
+    }
+    if (taken.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
+      *why = NoResult::kTaken;
+      return TETHER_E_WRONG_STATE;
+    }
+    *out = result.release();
+    return TETHER_OK;
+  }
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
 };

@@ -284,16 +284,7 @@ void* Scope::take_result() {
 }
 
 int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
-    *why = NoResult::kNotSucceeded;
-    return TETHER_E_WRONG_STATE;
-  }
-  if (result_taken_.exchange(true, std::memory_order_relaxed)) {  // one taker wins the slot
-    *why = NoResult::kTaken;
-    return TETHER_E_WRONG_STATE;
-  }
-  *out = result_.release();
-  return TETHER_OK;
+  return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
 }
 
 void Future::explain_no_result(NoResult why) {
