@@ -689,3 +689,82 @@ TEST(Future, NestedThreadWaitingOnItsOwnCallIsADeadlock) {
   EXPECT_EQ(TETHER_SUCCEEDED, f.state());
   EXPECT_EQ(TETHER_OK, a.release());
 }
+
+// Calls with a future cancelled by another thread while the actor starts and ends them
+// (a quarter of them start a nested thread): each ends once, SUCCEEDED with its result
+// or CANCELLED (never FAILED: every method and thread returns OK); each arg and each
+// result is dropped exactly once (a result taken is the taker's); the actor counts each
+// call once, in the state its future ended in.
+TEST(Future, CancelsRacingTheActorEndEachCallOnce) {
+  constexpr size_t kCalls = 16;
+  const size_t rounds = scaled(60);
+  ActorState st;
+  const tether_actor_options o = actor_options("cancel-race");
+  Actor a;
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  const tether_actor_stats before = actor_stats(a.get());
+  Counter arg_drops, result_drops, nested_drops, ran, spawned;
+  size_t succeeded = 0, cancelled = 0, taken = 0;
+  for (size_t round = 0; round < rounds; ++round) {
+    std::vector<Future> fs(kCalls);
+    std::atomic<uint64_t> ids[kCalls] = {};
+    std::thread canceller([&] {
+      for (size_t i = 0; i < kCalls; ++i) {
+        uint64_t id;
+        const auto deadline = Clock::now() + kLong;
+        while ((id = ids[i].load(std::memory_order_acquire)) == 0 && Clock::now() < deadline) std::this_thread::yield();
+        if (id != 0) (void)tether_future_cancel(tether_future{id});
+      }
+    });
+    for (size_t i = 0; i < kCalls; ++i) {
+      const bool spawns = (round + i) % 4 == 0;
+      ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&, spawns](tether_task *t, void *) -> tether_status {
+                  ran.add();
+                  if (spawns) {
+                    if (spawn(t, "race-nested", [](tether_task *) { return TETHER_OK; }, &nested_drops) != TETHER_OK) {
+                      return 1;
+                    }
+                    spawned.add();
+                  }
+                  return tether_task_set_result(t, new Result{1, &result_drops}, result_drop);
+                }, &arg_drops, fs[i].out()));
+      ids[i].store(fs[i].get().id, std::memory_order_release);
+    }
+    canceller.join();
+    for (Future &f : fs) {
+      ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+      const int32_t state = f.state();
+      if (state == TETHER_SUCCEEDED) {
+        ++succeeded;
+        if (taken % 2 == 0) {  // take half of the results; the others go with their futures
+          void *out = nullptr;
+          ASSERT_EQ(TETHER_OK, tether_future_take_result(f.get(), &out));
+          result_drop(out);
+        }
+        ++taken;
+      } else {
+        ASSERT_EQ(TETHER_CANCELLED, state) << "no call here may fail";
+        EXPECT_EQ(TETHER_E_CANCELLED, f.error().code());
+        ++cancelled;
+      }
+    }
+  }
+  const int calls = static_cast<int>(rounds * kCalls);
+  EXPECT_TRUE(arg_drops.wait_for(calls, kLong)) << arg_drops.get() << " of " << calls << " args dropped";
+  const tether_actor_stats after = actor_stats(a.get());
+  EXPECT_EQ(before.completed + succeeded, after.completed);
+  EXPECT_EQ(before.cancelled + cancelled, after.cancelled);
+  EXPECT_EQ(before.failed, after.failed);
+  EXPECT_EQ(TETHER_OK, a.release());
+  EXPECT_EQ(1, st.dtors.get());
+  EXPECT_EQ(calls, arg_drops.get()) << "each arg dropped once";
+  // Each method that ran made one result, dropped once: by its taker, or with its future
+  // (a call cancelled while it ran ends CANCELLED, its result dropped unread).
+  EXPECT_GE(ran.get(), static_cast<int>(succeeded));
+  EXPECT_TRUE(result_drops.wait_for(ran.get(), kLong));
+  EXPECT_EQ(ran.get(), result_drops.get());
+  EXPECT_TRUE(nested_drops.wait_for(spawned.get(), kLong));
+  EXPECT_EQ(spawned.get(), nested_drops.get()) << "each nested thread's arg dropped once";
+  RecordProperty("succeeded", static_cast<int>(succeeded));
+  RecordProperty("cancelled", static_cast<int>(cancelled));
+}
