@@ -8663,10 +8663,11 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 #include <set>
 
 // ---- capi/actor_cache.h ----
-// actor_cache: the actors a thread called last, for the fire-and-forget fast path. It
-// maps C handle ids to core actors without the handle table, so it lives in the C
-// boundary. Which path a call takes is the core's choice (Actor::call, and
-// Actor::try_call_fast for a cached sender): the cache only supplies this thread's Sender.
+// actor_cache: the actors a thread called last, for the fire-and-forget fast path and for
+// calls with a future. It maps C handle ids to core actors without the handle table, so
+// it lives in the C boundary. Which path a call takes is the core's choice (Actor::call,
+// and Actor::try_call_fast for a cached sender): the cache only supplies this thread's
+// Sender, or the actor a call with a future goes to (future_target).
 //
 // A hit takes no lock and touches no reference count: the entry holds the actor (a
 // shared_ptr taken once, when the general path looked the handle up), so the actor
@@ -8676,9 +8677,9 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 // recent entry is mirrored in plain thread-local pointers read on every call.
 //
 // The price: an actor whose handle was released stays allocated (not running: its
-// destructor has run) until each thread that called it drops its entry: by calling it
-// again, by calling kEntries other actors, or by exiting. The releasing thread drops its
-// own entry at once (forget).
+// destructor has run) until each thread that called it (fire and forget, or with a
+// future) drops its entry: by calling it again, by calling kEntries other actors, or by
+// exiting. The releasing thread drops its own entry at once (forget).
 //
 // Thread safety: thread-local; entries are only ever touched by their thread.
 
@@ -8690,11 +8691,11 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 namespace tether::capi::actor_cache {
 
 namespace detail {
-// Hot: this thread's most recent entry, when it takes fast calls, as plain pointers.
+// Hot: this thread's most recent entry, as plain pointers.
 struct Hot {
   uint64_t id;  // 0: none
   Actor* actor;
-  Actor::Sender* sender;
+  Actor::Sender* sender;  // null: the actor takes no fast calls from here
 };
 extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
@@ -8706,9 +8707,25 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 [[nodiscard]] inline bool try_post(uint64_t id, const char* group, bool want_future, tether_method_fn m, void* arg,
                                    tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
-  if (h.id != id || id == 0 || m == nullptr) return false;
+  if (h.id != id || id == 0 || m == nullptr || h.sender == nullptr) return false;
   return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
 }
+
+// future_target: the actor a call with a future to id goes to, when it is this thread's
+// most recent entry and its handle is live: no handle lookup, no reference counted (the
+// entry holds the actor, and only this thread changes its entries). Null otherwise: the
+// caller looks the handle up, then remembers it. A handle released right after the
+// check is refused by the actor itself (SHUTDOWN), as after a lookup.
+[[nodiscard]] inline Actor* future_target(uint64_t id) noexcept {
+  const detail::Hot& h = detail::t_hot;
+  if (h.id != id || id == 0 || !h.actor->handle_live()) return nullptr;
+  return h.actor;
+}
+
+// remember: actor (which id named when looked up) becomes this thread's most recent
+// entry, with no sender unless it had one. Call it last: an entry it evicts is closed
+// here, and closing may run code that calls in.
+void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept;
 
 // forget_released: the general path is about to look id up: if this thread's entry for
 // it outlived its handle, it goes now.
@@ -9004,12 +9021,21 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 
 tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
                    int64_t timeout_ns) {
+  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender
+    if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
+      require(m, "m");
+      *out = future_handle(cached->call(group, m, std::move(arg), /*want_future=*/true, Deadline::after(timeout_ns),
+                                        nullptr));
+      return TETHER_OK;
+    }
+  }
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
   const Deadline room = Deadline::after(timeout_ns);
-  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender cache
+  if (out != nullptr) {
     *out = future_handle(actor->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr));
+    actor_cache::remember(a.id, actor);  // last: it may close an entry it evicts
     return TETHER_OK;
   }
   // The core chooses the path; a fast call caches the actor for this thread's next calls.
@@ -9182,7 +9208,7 @@ struct Cache {
 
   void sync_hot() noexcept {
     const Entry& e = entries[0];
-    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+    t_hot = e.id != 0 ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
   }
 
   ~Cache() {
@@ -9259,6 +9285,24 @@ Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
   c.sync_hot();
   return c.entries[0].sender.get();
 }
+
+void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept {
+  if (id == 0 || t_cache_gone) return;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;  // no memory to arm its cleanup: every call looks the handle up
+  Cache& c = *cp;
+  Entry* e = find(c, id);
+  if (e == &c.entries[0]) return;
+  Closing evicted;
+  if (e != nullptr) {
+    std::swap(*e, c.entries[0]);
+  } else {
+    evicted.entry = std::move(c.entries[kEntries - 1]);
+    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
+    c.entries[0] = Entry{id, actor, nullptr};
+  }
+  c.sync_hot();
+}  // evicted is closed here, after the cache's last use
 
 void forget(uint64_t id) noexcept {
   if (t_cache_gone) return;

@@ -41,12 +41,21 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 
 tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
                    int64_t timeout_ns) {
+  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender
+    if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
+      require(m, "m");
+      *out = future_handle(cached->call(group, m, std::move(arg), /*want_future=*/true, Deadline::after(timeout_ns),
+                                        nullptr));
+      return TETHER_OK;
+    }
+  }
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
   const Deadline room = Deadline::after(timeout_ns);
-  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender cache
+  if (out != nullptr) {
     *out = future_handle(actor->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr));
+    actor_cache::remember(a.id, actor);  // last: it may close an entry it evicts
     return TETHER_OK;
   }
   // The core chooses the path; a fast call caches the actor for this thread's next calls.

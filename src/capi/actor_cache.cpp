@@ -56,7 +56,7 @@ struct Cache {
 
   void sync_hot() noexcept {
     const Entry& e = entries[0];
-    t_hot = e.sender ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+    t_hot = e.id != 0 ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
   }
 
   ~Cache() {
@@ -133,6 +133,24 @@ Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
   c.sync_hot();
   return c.entries[0].sender.get();
 }
+
+void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept {
+  if (id == 0 || t_cache_gone) return;
+  Cache* cp = t_cache.get(&destroy_cache);
+  if (cp == nullptr) return;  // no memory to arm its cleanup: every call looks the handle up
+  Cache& c = *cp;
+  Entry* e = find(c, id);
+  if (e == &c.entries[0]) return;
+  Closing evicted;
+  if (e != nullptr) {
+    std::swap(*e, c.entries[0]);
+  } else {
+    evicted.entry = std::move(c.entries[kEntries - 1]);
+    for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
+    c.entries[0] = Entry{id, actor, nullptr};
+  }
+  c.sync_hot();
+}  // evicted is closed here, after the cache's last use
 
 void forget(uint64_t id) noexcept {
   if (t_cache_gone) return;

@@ -768,3 +768,45 @@ TEST(Future, CancelsRacingTheActorEndEachCallOnce) {
   RecordProperty("succeeded", static_cast<int>(succeeded));
   RecordProperty("cancelled", static_cast<int>(cancelled));
 }
+
+// A thread that made a call with a future keeps the actor cached (the next calls skip the
+// handle table); once the handle is released, by this thread or another, the next call
+// with a future is TETHER_E_INVALID_HANDLE with its arg dropped once, and a cached actor
+// still takes fire-and-forget calls and calls with a future in turn.
+TEST(Future, CallsThroughAThreadsCachedActorSeeItsRelease) {
+  for (bool released_elsewhere : {false, true}) {
+    SCOPED_TRACE(released_elsewhere ? "released by another thread" : "released by the caller");
+    ActorState st;
+    Counter drops, late_drops, ran;
+    const tether_actor_options o = actor_options("future-cache");
+    Actor a;
+    ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+    const tether_actor handle = a.get();
+    for (int i = 0; i < 3; ++i) {  // future, fire and forget, future: each through the cache after the first
+      Future f;
+      ASSERT_EQ(TETHER_OK, call(handle, nullptr, [&](tether_task *, void *) {
+                  ran.add();
+                  return TETHER_OK;
+                }, &drops, f.out()));
+      EXPECT_EQ(TETHER_SUCCEEDED, f.outcome());
+      ASSERT_EQ(TETHER_OK, call(handle, nullptr, [&](tether_task *, void *) {
+                  ran.add();
+                  return TETHER_OK;
+                }, &drops, nullptr));
+    }
+    if (released_elsewhere) {
+      std::thread releaser([&] { EXPECT_EQ(TETHER_OK, a.release()); });
+      releaser.join();
+    } else {
+      EXPECT_EQ(TETHER_OK, a.release());
+    }
+    EXPECT_EQ(6, ran.get()) << "DRAIN: every accepted call ran";
+    EXPECT_EQ(1, st.dtors.get());
+    tether_future late{0};
+    EXPECT_EQ(TETHER_E_INVALID_HANDLE, call(handle, nullptr, [](tether_task *, void *) { return TETHER_OK; },
+                                            &late_drops, &late));
+    EXPECT_EQ(0u, late.id) << "no future for a refused call";
+    EXPECT_EQ(1, late_drops.get());
+    EXPECT_EQ(6, drops.get());
+  }
+}
