@@ -72,7 +72,7 @@
 
 namespace tether {
 
-class Actor : public std::enable_shared_from_this<Actor>, private FastTarget {
+class Actor final : public std::enable_shared_from_this<Actor>, private FastTarget {
  public:
   struct GroupSpec {
     std::string name;

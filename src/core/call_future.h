@@ -156,7 +156,7 @@ class CallFuture : public Call, public Future {
   std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};      // one taker wins the result
   const bool one_thread_;                      // the lane has one thread: a wait from it waits on itself
-  char line2_end_[26] = {};
+  [[maybe_unused]] char line2_end_[26] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
   mutable WordMutex mutex_;
