@@ -2511,8 +2511,10 @@ class PinnedLane final : public Lane {
 // ---- end of core/pinned_lane.h ----
 // ---- core/scope.h ----
 // Scope: a set of threads whose first error is caught — the heart of the ThreadRunner,
-// and the state behind every future: an executor task or an actor call is a scope whose
-// target runs on a pinned thread instead of a thread of its own.
+// and the state behind an executor task's future and a compiled graph execution's: a
+// scope whose target runs on a pinned thread instead of a thread of its own. (An actor
+// call's future is a CallFuture, call_future.h, which makes a scope only for the nested
+// threads its method starts.)
 //
 // Participants are the units whose end completes the scope: the target and every nested
 // thread. A runner's scope starts RUNNING; a call's starts PENDING, holding the call's
@@ -2644,6 +2646,27 @@ class ErrorList {
 #include <cstddef>
 #include <cstdint>
 
+// ---- core/status_error.h ----
+// StatusError: how the core reports a failed call. The C boundary (src/capi/boundary.h)
+// turns it into the call's status code and the thread's last-error text.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tether {
+
+class StatusError : public std::runtime_error {
+ public:
+  StatusError(int32_t code, const std::string& detail) : std::runtime_error(detail), code_(code) {}
+  [[nodiscard]] int32_t code() const noexcept { return code_; }
+
+ private:
+  int32_t code_;
+};
+
+}  // namespace tether
+// ---- end of core/status_error.h ----
 // ---- core/user_arg.h ----
 // UserArg: a user's `arg` with its `arg_drop`, owned. The drop runs exactly once, when the
 // owner lets go (destruction or reset), unless the value was taken out with release().
@@ -2717,7 +2740,10 @@ class Future {
   // TETHER_E_WRONG_STATE and why (explain_no_result).
   enum class NoResult { kNotSucceeded, kTaken };
   [[nodiscard]] virtual int32_t try_take_result(void** out, NoResult* why) noexcept = 0;
-  [[noreturn]] static void explain_no_result(NoResult why);
+  [[noreturn]] static void explain_no_result(NoResult why) {
+    throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken ? "the result was already taken"
+                                                                    : "no result to take: the work has not succeeded");
+  }
   // copy_outputs: a compiled graph execution's outputs (Scope::copy_outputs); others are
   // TETHER_E_WRONG_STATE.
   virtual void copy_outputs(void** outs, size_t n) = 0;
@@ -3958,32 +3984,12 @@ void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner&
   }
 }
 
-// A call with a future is counted by its scope as it ends (Scope::Options::ledger,
-// Scope::finish_call_of), in the state its future reports.
+// A call with a future is counted as its future ends, in the state it reports: an
+// executor task by its scope (Scope::Options::ledger, Scope::finish_call_of), an actor
+// call by its CallFuture (call_future.h).
 
 }  // namespace tether
 // ---- end of core/call_outcome.h ----
-// ---- core/status_error.h ----
-// StatusError: how the core reports a failed call. The C boundary (src/capi/boundary.h)
-// turns it into the call's status code and the thread's last-error text.
-
-#include <cstdint>
-#include <stdexcept>
-#include <string>
-
-namespace tether {
-
-class StatusError : public std::runtime_error {
- public:
-  StatusError(int32_t code, const std::string& detail) : std::runtime_error(detail), code_(code) {}
-  [[nodiscard]] int32_t code() const noexcept { return code_; }
-
- private:
-  int32_t code_;
-};
-
-}  // namespace tether
-// ---- end of core/status_error.h ----
 // ---- core/thread_role.h ----
 // ThreadRole: what the calling thread serves, in one thread-local record. Every "am I
 // inside?" question (would a wait on this object, from this thread, wait for the thread
@@ -7912,7 +7918,7 @@ NoticeList::Due Scope::complete_locked(int32_t terminal_state) {
     errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
-  return notices_.take();  // no write when empty (see Layout)  // the caller notifies wakeups_ once it has unlocked
+  return notices_.take();  // no write when empty (see Layout); the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
@@ -7984,12 +7990,6 @@ void* Scope::take_result() {
 
 int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
-}
-
-void Future::explain_no_result(NoResult why) {
-  throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
-                                              ? "the result was already taken"
-                                              : "no result to take: the work has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {

@@ -29,7 +29,8 @@ void settle_fire_and_forget(Task& task, ErrorPtr err, CallLedger& ledger, Owner&
   }
 }
 
-// A call with a future is counted by its scope as it ends (Scope::Options::ledger,
-// Scope::finish_call_of), in the state its future reports.
+// A call with a future is counted as its future ends, in the state it reports: an
+// executor task by its scope (Scope::Options::ledger, Scope::finish_call_of), an actor
+// call by its CallFuture (call_future.h).
 
 }  // namespace tether

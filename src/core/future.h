@@ -17,6 +17,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/status_error.h"
 #include "core/user_arg.h"
 #include "tether/tether.h"
 
@@ -35,7 +36,10 @@ class Future {
   // TETHER_E_WRONG_STATE and why (explain_no_result).
   enum class NoResult { kNotSucceeded, kTaken };
   [[nodiscard]] virtual int32_t try_take_result(void** out, NoResult* why) noexcept = 0;
-  [[noreturn]] static void explain_no_result(NoResult why);
+  [[noreturn]] static void explain_no_result(NoResult why) {
+    throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken ? "the result was already taken"
+                                                                    : "no result to take: the work has not succeeded");
+  }
   // copy_outputs: a compiled graph execution's outputs (Scope::copy_outputs); others are
   // TETHER_E_WRONG_STATE.
   virtual void copy_outputs(void** outs, size_t n) = 0;

@@ -213,7 +213,7 @@ NoticeList::Due Scope::complete_locked(int32_t terminal_state) {
     errors_.push_back(std::move(cancelled));  // room reserved: see the invariant above
   }
   state_.store(terminal_state, std::memory_order_release);
-  return notices_.take();  // no write when empty (see Layout)  // the caller notifies wakeups_ once it has unlocked
+  return notices_.take();  // no write when empty (see Layout); the caller notifies wakeups_ once it has unlocked
 }
 
 void Scope::count_locked(int32_t terminal_state) noexcept {
@@ -285,12 +285,6 @@ void* Scope::take_result() {
 
 int32_t Scope::try_take_result(void** out, NoResult* why) noexcept {
   return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
-}
-
-void Future::explain_no_result(NoResult why) {
-  throw StatusError(TETHER_E_WRONG_STATE, why == NoResult::kTaken
-                                              ? "the result was already taken"
-                                              : "no result to take: the work has not succeeded");
 }
 
 void Scope::set_outputs(std::vector<UserArg> outputs) {

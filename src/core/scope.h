@@ -1,6 +1,8 @@
 // Scope: a set of threads whose first error is caught — the heart of the ThreadRunner,
-// and the state behind every future: an executor task or an actor call is a scope whose
-// target runs on a pinned thread instead of a thread of its own.
+// and the state behind an executor task's future and a compiled graph execution's: a
+// scope whose target runs on a pinned thread instead of a thread of its own. (An actor
+// call's future is a CallFuture, call_future.h, which makes a scope only for the nested
+// threads its method starts.)
 //
 // Participants are the units whose end completes the scope: the target and every nested
 // thread. A runner's scope starts RUNNING; a call's starts PENDING, holding the call's
