@@ -39,12 +39,14 @@
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
 //   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
 // end_ (guarded by mutex_), each step taken once and in this order:
-//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, self_
-//                               held (the actor lives until its destructor call ran)
+//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, the
+//                               destructor call given the actor's reference (the actor
+//                               lives until that call is done with)
 //   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
 //   kFenced     -> kDtorQueued  settled == accepted (finish_if_idle): dtor_call_ pushed
 //   kDtorQueued -> kEnded       the destructor call ran (or a manual lane dropped it):
-//                               self_ let go, stop() and release() waiters woken
+//                               stop() and release() waiters woken; the call lets the
+//                               actor go once its lane is done with it (DtorCall)
 // Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
 // and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
 // past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
@@ -58,7 +60,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,21 +78,24 @@
 // relaxed atomics (statistics); mutex_ guards the kept errors, the capacity wait and the
 // tallies. queued is admitted_ + fast admitted - left_ - fast left.
 //
-// Layout: three cache lines (an actor carries one ledger, so 100,000 actors carry 100,000;
-// measured 2026-12-04: five lines made an actor 640 bytes, 876 of RSS each with its
-// handle and destructor call). Per call, producers write only the producers' line and the
-// threads that run calls only the consumers' line, so a call does not bounce a line
-// between the two sides; what either side writes only rarely (sender open and close, a
-// released handle: under mutex_) fills the producers' line, and the slow paths' line,
-// which both sides read (capacity_) but write only under a lock taken off the hot paths,
-// holds the rest. The fast calls' consumer counts share the consumers' line with the
-// general ones: on an actor without groups one thread writes both; with groups, a group
-// thread and the default thread may share that line.
+// Layout: two cache lines and the slow paths' fields (an actor carries one ledger, so
+// 100,000 actors carry 100,000; measured 2026-12-04: five lines made an actor 640 bytes,
+// 876 of RSS each with its handle and destructor call). Per call, producers write only the
+// producers' line and the threads that run calls only the consumers' line, so a call does
+// not bounce a line between the two sides; what either side writes only rarely (sender
+// open and close, a released handle: under mutex_) fills the producers' line. The slow
+// paths' fields (capacity_, read by both sides, the rest written only under a lock taken
+// off the hot paths) follow, on no line of their own: the owner's rarely written fields
+// share theirs. The ledger does not align itself (an alignas would make its owner
+// 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
+// owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
+// counts share the consumers' line with the general ones: on an actor without groups one
+// thread writes both; with groups, a group thread and the default thread may share that
+// line.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -400,6 +404,125 @@ class EventCount {
 
 }  // namespace tether
 // ---- end of core/event_count.h ----
+// ---- core/word_mutex.h ----
+// WordMutex: a mutex in one 32-bit word, parked on with platform::park_while (Drepper's
+// "Futexes Are Tricky", mutex 3). Why not std::mutex: a call's scope and a lane's
+// mailbox push lock a mutex two or three times per call, uncontended almost always, and
+// glibc's pthread_mutex_lock/unlock pair is ~55 instructions and two calls into libc
+// (type checks, owner bookkeeping); here the pair is one inline atomic each way.
+// Measured: bench/README.md ("What moved them", 2026-12-05).
+//
+// Not recursive, no owner check, not fork-aware: for locks held for a few instructions
+// around plain data (never across a callback), like the std::mutex it replaces.
+//
+// Thread safety: every member may be called from any thread; unlock only by the holder.
+//
+// Wait protocol (word_: 0 free, 1 held, 2 held and a thread may be parked):
+//
+//   locker                                         unlocker (the holder)
+//   L1 CAS 0 -> 1: done (acquire)                  U1 exchange(0) (release)
+//   L2 spin kSpins turns while held; CAS 0 -> 1    U2 it was 2 -> wake_one_parked(word_)
+//   L3 exchange(2): it was 0 -> done (held, maybe
+//      with waiters: the next unlock wakes one)
+//   L4 park_while(word_ == 2); back to L3
+//
+// Why no wake-up is lost: a locker parks only while word_ is 2 (compared in the kernel,
+// atomically with the wakes of the word), and it made word_ 2 itself in L3, after which
+// every unlock sees 2 (U1) and wakes one (U2). A woken locker makes it 2 again in L3, so
+// a third thread still parked is woken by the next unlock too.
+
+#include <atomic>
+#include <cstdint>
+
+// ---- core/cpu_relax.h ----
+// cpu_relax: the pause a spin loop makes between two looks at shared state.
+
+#include <thread>
+
+namespace tether {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// SpinWait: the spin phase of spin-then-park. It pauses for the first microseconds, then
+// yields the CPU on every turn: when the thread it waits for shares this core (a loaded
+// machine), spinning without yielding would keep that thread off the core until the
+// spin ends. Each turn is ONE pause, so the caller looks at what it waits for after
+// every pause: a pause takes 26 ns on this project's AMD EPYC VMs (~40 ns on Intel
+// since Skylake), and a turn of 32 pauses, as before, made every hand-over wait ~0.4 us
+// on average (0.8 us at worst) after it had happened.
+class SpinWait {
+ public:
+  void once() noexcept {
+    if (turns_ < kPauseTurns) {
+      ++turns_;
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr int kPauseTurns = 2048;  // 2048 pauses: ~50 us here before it yields
+  int turns_ = 0;
+};
+
+}  // namespace tether
+// ---- end of core/cpu_relax.h ----
+
+namespace tether {
+
+class WordMutex {
+ public:
+  WordMutex() = default;
+  WordMutex(const WordMutex&) = delete;
+  WordMutex& operator=(const WordMutex&) = delete;
+
+  void lock() noexcept {
+    uint32_t free = 0;
+    if (word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;  // L1
+    lock_contended();
+  }
+  [[nodiscard]] bool try_lock() noexcept {
+    uint32_t free = 0;
+    return word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  void unlock() noexcept {
+    if (word_.exchange(0, std::memory_order_release) == 2) platform::wake_one_parked(word_);  // U1, U2
+  }
+
+ private:
+  // kSpins: L2's turns (one pause each, ~26 ns here). A holder keeps the word for well
+  // under a microsecond, so a short spin catches most contention without a syscall; a
+  // holder that was preempted is waited for parked, not spun on.
+  static constexpr int kSpins = 64;
+
+  [[gnu::noinline]] void lock_contended() noexcept {
+    for (int i = 0; i < kSpins; ++i) {  // L2
+      cpu_relax();
+      uint32_t free = 0;
+      if (word_.load(std::memory_order_relaxed) == 0 &&
+          word_.compare_exchange_weak(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        return;
+      }
+    }
+    while (word_.exchange(2, std::memory_order_acquire) != 0) {  // L3
+      platform::park_while(word_, 2, -1);                          // L4
+    }
+  }
+
+  std::atomic<uint32_t> word_{0};
+};
+
+}  // namespace tether
+// ---- end of core/word_mutex.h ----
 #include "tether/tether.h"
 
 namespace tether {
@@ -419,7 +542,7 @@ class CallLedger {
  public:
   static constexpr size_t kKeptErrors = 64;
 
-  explicit CallLedger(size_t capacity) noexcept : capacity_(capacity) {}
+  explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
   CallLedger& operator=(const CallLedger&) = delete;
 
@@ -514,8 +637,8 @@ class CallLedger {
     uint64_t dropped = 0;          // failures past them, or with no memory to keep them
   };
 
-  // The producers' line.
-  alignas(64) std::atomic<uint64_t> admitted_{0};
+  // The producers' line (its start is where the owner put the ledger).
+  std::atomic<uint64_t> admitted_{0};
   std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> owner_accepted_{0};
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
@@ -523,17 +646,22 @@ class CallLedger {
   std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
   uint64_t retired_admitted_ = 0;          // guarded by mutex_: admitted through removed tallies
   // The consumers' line: the threads that run calls, and cancellers.
-  alignas(64) std::atomic<uint64_t> left_{0};
+  std::atomic<uint64_t> left_{0};
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0};
   std::atomic<uint64_t> owner_settled_{0};
   std::atomic<uint64_t> fast_left_{0};           // the fast calls' consumer only
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
-  // The slow paths' line.
-  alignas(64) const size_t capacity_;  // 0: unbounded
-  mutable std::mutex mutex_;
-  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
+  // The slow paths' fields.
+  const size_t capacity_;  // 0: unbounded
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
+  mutable WordMutex mutex_;
+  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
+
+ public:
+  // kLineBytes: the two lines; kBytes: all of it (the static_asserts in call_ledger.cpp).
+  static constexpr size_t kLineBytes = 2 * 64;
+  static constexpr size_t kBytes = kLineBytes + 32;
 };
 
 }  // namespace tether
@@ -916,48 +1044,6 @@ class LazyThreadGroup {
 #include <mutex>
 #include <string>
 
-// ---- core/cpu_relax.h ----
-// cpu_relax: the pause a spin loop makes between two looks at shared state.
-
-#include <thread>
-
-namespace tether {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#else
-  std::this_thread::yield();
-#endif
-}
-
-// SpinWait: the spin phase of spin-then-park. It pauses for the first microseconds, then
-// yields the CPU on every turn: when the thread it waits for shares this core (a loaded
-// machine), spinning without yielding would keep that thread off the core until the
-// spin ends. Each turn is ONE pause, so the caller looks at what it waits for after
-// every pause: a pause takes 26 ns on this project's AMD EPYC VMs (~40 ns on Intel
-// since Skylake), and a turn of 32 pauses, as before, made every hand-over wait ~0.4 us
-// on average (0.8 us at worst) after it had happened.
-class SpinWait {
- public:
-  void once() noexcept {
-    if (turns_ < kPauseTurns) {
-      ++turns_;
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-
- private:
-  static constexpr int kPauseTurns = 2048;  // 2048 pauses: ~50 us here before it yields
-  int turns_ = 0;
-};
-
-}  // namespace tether
-// ---- end of core/cpu_relax.h ----
 // ---- core/inbox.h ----
 // Inbox: the calls queued for a lane, and how its consumer takes them. A Lane (lane.h)
 // owns one and adds the threads and the parking; everything about the queue itself is
@@ -1815,83 +1901,6 @@ class Mailbox {
 
 }  // namespace tether
 // ---- end of core/mailbox.h ----
-// ---- core/word_mutex.h ----
-// WordMutex: a mutex in one 32-bit word, parked on with platform::park_while (Drepper's
-// "Futexes Are Tricky", mutex 3). Why not std::mutex: a call's scope and a lane's
-// mailbox push lock a mutex two or three times per call, uncontended almost always, and
-// glibc's pthread_mutex_lock/unlock pair is ~55 instructions and two calls into libc
-// (type checks, owner bookkeeping); here the pair is one inline atomic each way.
-// Measured: bench/README.md ("What moved them", 2026-12-05).
-//
-// Not recursive, no owner check, not fork-aware: for locks held for a few instructions
-// around plain data (never across a callback), like the std::mutex it replaces.
-//
-// Thread safety: every member may be called from any thread; unlock only by the holder.
-//
-// Wait protocol (word_: 0 free, 1 held, 2 held and a thread may be parked):
-//
-//   locker                                         unlocker (the holder)
-//   L1 CAS 0 -> 1: done (acquire)                  U1 exchange(0) (release)
-//   L2 spin kSpins turns while held; CAS 0 -> 1    U2 it was 2 -> wake_one_parked(word_)
-//   L3 exchange(2): it was 0 -> done (held, maybe
-//      with waiters: the next unlock wakes one)
-//   L4 park_while(word_ == 2); back to L3
-//
-// Why no wake-up is lost: a locker parks only while word_ is 2 (compared in the kernel,
-// atomically with the wakes of the word), and it made word_ 2 itself in L3, after which
-// every unlock sees 2 (U1) and wakes one (U2). A woken locker makes it 2 again in L3, so
-// a third thread still parked is woken by the next unlock too.
-
-#include <atomic>
-#include <cstdint>
-
-
-namespace tether {
-
-class WordMutex {
- public:
-  WordMutex() = default;
-  WordMutex(const WordMutex&) = delete;
-  WordMutex& operator=(const WordMutex&) = delete;
-
-  void lock() noexcept {
-    uint32_t free = 0;
-    if (word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) return;  // L1
-    lock_contended();
-  }
-  [[nodiscard]] bool try_lock() noexcept {
-    uint32_t free = 0;
-    return word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed);
-  }
-  void unlock() noexcept {
-    if (word_.exchange(0, std::memory_order_release) == 2) platform::wake_one_parked(word_);  // U1, U2
-  }
-
- private:
-  // kSpins: L2's turns (one pause each, ~26 ns here). A holder keeps the word for well
-  // under a microsecond, so a short spin catches most contention without a syscall; a
-  // holder that was preempted is waited for parked, not spun on.
-  static constexpr int kSpins = 64;
-
-  [[gnu::noinline]] void lock_contended() noexcept {
-    for (int i = 0; i < kSpins; ++i) {  // L2
-      cpu_relax();
-      uint32_t free = 0;
-      if (word_.load(std::memory_order_relaxed) == 0 &&
-          word_.compare_exchange_weak(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
-        return;
-      }
-    }
-    while (word_.exchange(2, std::memory_order_acquire) != 0) {  // L3
-      platform::park_while(word_, 2, -1);                          // L4
-    }
-  }
-
-  std::atomic<uint32_t> word_{0};
-};
-
-}  // namespace tether
-// ---- end of core/word_mutex.h ----
 
 namespace tether {
 
@@ -2805,10 +2814,12 @@ struct TaskOrigin {
   const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
   uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
   LazyThreadGroup* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
+  // A compiled graph's node (set for nodes alone): its teardown flag asks it to stop, and
+  // it may not spawn (a step must end when its callback returns, or the graph's order
+  // could not hold).
   const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
+
+  [[nodiscard]] bool graph_node() const noexcept { return graph_stop != nullptr; }
 };
 
 // kNoOrigin: a task that works for no object beyond its scope.
@@ -3193,7 +3204,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   explicit Executor(Options options);
 
   const Options options_;
-  CallLedger ledger_;
+  alignas(64) CallLedger ledger_;  // where a line starts (call_ledger.h)
   std::shared_ptr<PinnedLane> lane_;
   LazyThreadGroup threads_;  // made at create: the lane's threads are its first
   const TaskOrigin task_origin_{nullptr, 0, &threads_};
@@ -3422,12 +3433,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                          Publish<Actor> publish);
   // Only create() makes one (the key is private); public for make_shared. name and the
-  // mailbox's capacity (0: unbounded) are create's options'.
+  // mailbox's capacity (0: unbounded) are create's options', dtor its destructor.
   class CreateKey {
     friend class Actor;
     explicit CreateKey() = default;
   };
-  Actor(CreateKey, std::string name, size_t mailbox_capacity);
+  Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor);
   ~Actor();
 
   Actor(const Actor&) = delete;
@@ -3516,12 +3527,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
   // handle_live: the handle has not been released.
   [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
+  // ledger_starts_a_line: the layout's assumption holds for this actor (for tests).
+  [[nodiscard]] bool ledger_starts_a_line() const noexcept;
 
  private:
   class CtorCall;
   class MethodCall;
   class FutureCall;
-  class DtorCall;
   struct Group {
     std::string name;
     std::shared_ptr<Lane> lane;
@@ -3558,36 +3570,77 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     return groups_ ? std::span<Group>(*groups_) : std::span<Group>();
   }
 
-  // Layout: an actor is 448 bytes on Linux (static_assert in actor.cpp; 100,000 actors carry
-  // 100,000 of them): four lines of its own fields, then the ledger's three (call_ledger.h).
-  // The fields are written once at creation, or rarely (the life and stop flags, the
-  // end's, under mutex_), and read by callers and execution threads alike, so none of them
-  // shares a line with the counters the two sides write per call.
+  // DtorCall: the destructor's call, made with the actor (its end never lacks memory) and
+  // queued once, on the default thread, by finish_if_idle; start_stop gives it the actor's
+  // reference. Most live inside their actor (dtor_call_), so the reference goes in
+  // dispose(), the Inbox's last touch of the call, which may end the actor and with it the
+  // call. An actor on a manual executor has one of its own on the heap instead
+  // (manual_dtor_call_): a manual lane that closes with nobody to run it leaves the calls
+  // it cancelled in its queue until the lane ends, and the lane ends only after the actor
+  // lets its executor go. That one lets the actor go as soon as it has finished.
+  class DtorCall final : public Call {
+   public:
+    DtorCall(tether_dtor_fn dtor, bool inside_actor) noexcept : Call(nullptr), inside_actor_(inside_actor), dtor_(dtor) {}
+    static void* operator new(size_t size) { return ::operator new(size); }  // long-lived: not a pool slot
+    static void operator delete(void* p) noexcept { ::operator delete(p); }
+    // The actor's reference, guarded by the actor's mutex_ until the call is queued.
+    [[nodiscard]] std::shared_ptr<Actor>& self() noexcept { return self_; }
+
+    void run(Lane&) noexcept override { finish(); }
+    void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
+
+   private:
+    void finish() noexcept;
+    void dispose() noexcept override;
+
+    const bool inside_actor_;  // first: it fills the end of Call's last word
+    tether_dtor_fn dtor_;
+    std::shared_ptr<Actor> self_;
+  };
+
+  // Layout: an actor is at most 432 bytes, so that with the shared_ptr's count (16 bytes,
+  // before it in its block) it fills a 448-byte ActorSlab block (static_asserts in
+  // actor.cpp; 100,000 actors carry 100,000 of them). Not aligned to a line itself (that
+  // would give the count a line of its own): the block is, and the count's 16 bytes and
+  // the actor's first 48 fill the block's first line.
+  //  - Block bytes 0-63: the count; the bases (FastTarget's vtable pointer, the weak self
+  //    of enable_shared_from_this); what every call reads (the default lane, the state,
+  //    the life and the stop flags). Written once or rarely; the count only where a call
+  //    takes a reference (a handle lookup that missed the thread's actor cache).
+  //  - Block bytes 64-191: the ledger's two lines (call_ledger.h), each written per call
+  //    by one side: callers, execution threads.
+  //  - Then the ledger's slow fields and the rest of the actor's, written once at
+  //    creation or rarely (under mutex_), by neither side per call.
+  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
+  void* state_ptr_ = nullptr;           // written by the constructor call before life_ = Alive
+  std::atomic<Life> life_{Life::Constructing};
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
+  std::atomic<bool> handle_live_{true};
+  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
+  CallLedger ledger_;
   const std::string name_;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
-  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::unique_ptr<std::vector<Group>> groups_;  // null: no concurrency groups (most actors)
   LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // origin_: its tasks' (cancel_, the handle, group_threads_); written once, before the
   // constructor call is queued. origin_.actor is the actor's handle.
   TaskOrigin origin_;
-  ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
-  void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
-  std::atomic<Life> life_{Life::Constructing};
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
-  std::atomic<bool> handle_live_{true};
-  bool dedicated_ = false;  // executor_ exists for this actor alone
-  std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
-  std::shared_ptr<Actor> self_;  // guarded by mutex_: keeps the actor alive from stop to destructor
-  EventCount ended_;  // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
+  ErrorPtr ctor_error_;  // written by the constructor call before life_ = Dead
+  EventCount ended_;     // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
+  mutable WordMutex mutex_;
   enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
-  End end_ = End::kRunning;          // guarded by mutex_: see the class comment
-  bool cancel_started_ = false;      // guarded by mutex_
-  bool handle_ended_ = false;        // guarded by mutex_
-  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
-  mutable std::mutex mutex_;
-  CallLedger ledger_;  // its lines: callers', execution threads', slow paths'
+  End end_ = End::kRunning;      // guarded by mutex_: see the class comment
+  bool cancel_started_ = false;  // guarded by mutex_
+  bool handle_ended_ = false;    // guarded by mutex_
+  bool dedicated_ = false;       // executor_ exists for this actor alone
+  // The destructor call (DtorCall, dtor_call()): the heap's for an actor on a manual
+  // executor, else inner_dtor_call_; pushed once by finish_if_idle (the heap's is the
+  // lane's then); its self() (guarded by mutex_) holds the actor from the stop to the
+  // call's end.
+  std::unique_ptr<DtorCall> manual_dtor_call_;
+  DtorCall inner_dtor_call_;
+  [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
 };
 
 inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
@@ -3607,12 +3660,17 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 }  // namespace tether
 // ---- end of core/actor.h ----
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 // ---- core/actor_slab.h ----
-// ActorSlab: the blocks actors live in (block_slab.h): 512 bytes, 64-byte aligned, each
-// the shared_ptr's count (padded to the actor's alignment: one line) and the actor's
-// seven lines (actor.h), carved 64 at a time (32 KiB and a 64-byte header).
+// ActorSlab: the blocks actors live in (block_slab.h): 448 bytes, 64-byte aligned, each
+// the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
+// layout: the two share the block's first line), carved 64 at a time (28 KiB and a
+// 64-byte header).
+
+#include <cstddef>
 
 // ---- core/block_slab.h ----
 // BlockSlab: blocks of one size and alignment for objects made by the thousand (actors:
@@ -3750,7 +3808,11 @@ struct SlabBlocks {
 
 namespace tether {
 
-using ActorSlab = BlockSlab</*kBlockSize=*/8 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using ActorSlab = BlockSlab</*kBlockSize=*/7 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+
+// kActorCountBytes: what std::allocate_shared puts before the actor in its block
+// (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.
+inline constexpr size_t kActorCountBytes = 16;
 
 }  // namespace tether
 // ---- end of core/actor_slab.h ----
@@ -4218,56 +4280,57 @@ class Actor::FutureCall final : public CallFuture {
   [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
-// DtorCall: the end of the actor, on the default thread, after every call. Made with the
-// actor and held for its whole life, so it takes its own size from the heap instead of a
-// pool slot (a pool slot is for calls that come and go).
-class Actor::DtorCall : public Call {
- public:
-  DtorCall(Actor& actor, tether_dtor_fn dtor) : Call(nullptr), actor_(actor), dtor_(dtor) {}
-  static void* operator new(size_t size) { return ::operator new(size); }
-  static void operator delete(void* p) noexcept { ::operator delete(p); }
-
-  void run(Lane&) noexcept override { finish(); }
-  void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
-
- private:
-  void finish() noexcept {
-    // On the default thread, after the constructor call: life_ is final and ours to read.
-    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && dtor_ != nullptr) {
-      dtor_(actor_.state_ptr_);
-    }
-    for (Group& g : actor_.groups()) g.lane->close();
-    // The actor leaves its executor before anyone hears it stopped, so a release of the
-    // executor's handle that follows the actor's release finds itself the last user.
-    actor_.executor_->drop_user(/*wait=*/false);
-    std::shared_ptr<Actor> self;
-    {
-      std::lock_guard lock(actor_.mutex_);
-      actor_.end_ = End::kEnded;  // from kDtorQueued
-      self = std::move(actor_.self_);
-    }
-    actor_.ended_.notify_all();
-    // self may be the last reference: the actor dies here, after its last touch.
+// DtorCall: the end of the actor, on the default thread, after every call (actor.h).
+void Actor::DtorCall::finish() noexcept {
+  // On the default thread, after the constructor call: life_ is final and ours to read.
+  // self_ is set: the call is queued only after a stop gave it the reference.
+  Actor& actor = *self_;
+  if (actor.life_.load(std::memory_order_acquire) == Life::Alive && dtor_ != nullptr) dtor_(actor.state_ptr_);
+  for (Group& g : actor.groups()) g.lane->close();
+  // The actor leaves its executor before anyone hears it stopped, so a release of the
+  // executor's handle that follows the actor's release finds itself the last user.
+  actor.executor_->drop_user(/*wait=*/false);
+  {
+    std::lock_guard lock(actor.mutex_);
+    actor.end_ = End::kEnded;  // from kDtorQueued
   }
+  actor.ended_.notify_all();
+  // Inside the actor, self_ goes in dispose(), the lane's last touch of this call.
+  if (!inside_actor_) std::shared_ptr<Actor> last = std::move(self_);  // the actor may end here
+}
 
-  Actor& actor_;
-  tether_dtor_fn dtor_;
-};
+void Actor::DtorCall::dispose() noexcept {
+  if (!inside_actor_) {
+    delete this;
+    return;
+  }
+  std::shared_ptr<Actor> last = std::move(self_);  // may end the actor, and this call with it
+}
 
-Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity) : name_(std::move(name)), ledger_(mailbox_capacity) {}
+Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor)
+    : ledger_(mailbox_capacity), name_(std::move(name)), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+  // The layout comment (actor.h), on 64-bit targets. offsetof on a class that is not
+  // standard-layout is conditionally supported: g++ and clang give the plain offset. The
+  // count's 16 bytes before the actor are libstdc++'s (_Sp_counted_base: a vtable pointer
+  // and two ints); tests check the ledger's address (core.ActorLayout).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(sizeof(void*) != 8 || offsetof(Actor, ledger_) == 64 - kActorCountBytes, "the ledger starts a line");
+#pragma GCC diagnostic pop
+  static_assert(alignof(Actor) <= kActorCountBytes, "the actor follows its count directly");
+  static_assert(kActorCountBytes + sizeof(Actor) <= ActorSlab::kBlockBytes, "an actor and its count fit an ActorSlab block");
+}
 
-Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
+Actor::~Actor() = default;  // the destructor call never ran unless the actor stopped
 
-static_assert(sizeof(CallLedger) == 3 * 64, "the ledger's three lines (call_ledger.h)");
-// At most: a smaller std::mutex (mingw's is a pointer) leaves the fourth line shorter.
-static_assert(sizeof(Actor) <= 4 * 64 + sizeof(CallLedger), "an actor's four lines and its ledger's (actor.h)");
-static_assert(alignof(Actor) + sizeof(Actor) <= 8 * 64, "an actor and its count fit an ActorSlab block");
+bool Actor::ledger_starts_a_line() const noexcept { return reinterpret_cast<uintptr_t>(&ledger_) % 64 == 0; }
 
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
   const Options& o = options;
   // One block with its count, from the actors' slab (block_slab.h).
-  auto actor = std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
+  auto actor =
+      std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity, dtor);
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -4289,6 +4352,9 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   };
   std::unique_ptr<CtorCall> ctor_call;
   try {
+    if (actor->executor_->options().manual) {  // made now: the end never lacks memory (DtorCall: actor.h)
+      actor->manual_dtor_call_.reset(new DtorCall(dtor, /*inside_actor=*/false));
+    }
     if (!o.groups.empty()) {
       actor->groups_ = std::make_unique<std::vector<Group>>();
       actor->groups_->reserve(o.groups.size());
@@ -4301,7 +4367,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       actor->groups_->push_back(Group{spec.name, Lane::make(std::move(lane))});
       actor->groups_->back().lane->start(*actor->group_threads_.get(), actor);
     }
-    actor->dtor_call_ = std::make_unique<DtorCall>(*actor, dtor);  // made now: the end never lacks memory
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
@@ -4421,6 +4486,7 @@ void Actor::settle() noexcept {
 
 void Actor::finish_if_idle() noexcept {
   std::shared_ptr<Actor> keep;
+  DtorCall* queued = nullptr;
   {
     std::lock_guard lock(mutex_);
     // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
@@ -4431,9 +4497,10 @@ void Actor::finish_if_idle() noexcept {
     end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
-    keep = self_;
+    keep = dtor_call().self();
+    queued = manual_dtor_call_ ? manual_dtor_call_.release() : &inner_dtor_call_;  // the lane's now
   }
-  default_lane_->push(dtor_call_.release());
+  default_lane_->push(queued);
 }
 
 void Actor::settle_when_done(Scope* call) noexcept {
@@ -4464,7 +4531,7 @@ void Actor::start_stop(bool cancel) {
     if (end_ == End::kRunning) {
       end_ = End::kStopping;
       first = true;
-      self_ = shared_from_this();
+      dtor_call().self() = shared_from_this();
       stopped_.store(true, std::memory_order_seq_cst);
     }
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
@@ -4792,6 +4859,19 @@ void heavy_fence() noexcept {
 #include "tether/tether.h"
 
 namespace tether {
+
+CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity) {
+  // The lines of the layout comment (call_ledger.h). offsetof on a class that is not
+  // standard-layout is conditionally supported: g++ and clang give the plain offset.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  // (On 64-bit targets: a 32-bit one's lines are shorter than 64 bytes, which costs only speed.)
+  static_assert(offsetof(CallLedger, admitted_) == 0, "the producers' line starts the ledger");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, left_) == 64, "the consumers' line is the second");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, capacity_) == kLineBytes, "the slow fields follow");
+#pragma GCC diagnostic pop
+  static_assert(sizeof(CallLedger) <= kBytes, "the ledger's size (call_ledger.h)");
+}
 
 int32_t CallLedger::admit(Deadline deadline) {
   if (capacity_ == 0) {
@@ -5945,7 +6025,6 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Handed handed, Lane& la
       }
       TaskOrigin origin = actor.origin();
       origin.graph_stop = &torn_down_;
-      origin.graph_node = true;
       Task task(nullptr, lane.name(), /*is_target=*/true, &origin);
       error = run_task(task, [&](tether_task* t) {
         return n.fn(t, actor.state_ptr(), n.arg->get(), inputs, n.inputs.size(), &output);
@@ -8209,7 +8288,7 @@ bool Task::stop_requested() const noexcept {
 }
 
 Scope& Task::scope_for_spawn() {
-  if (origin_->graph_node) {
+  if (origin_->graph_node()) {
     throw StatusError(TETHER_E_WRONG_STATE,
                       "a compiled graph's node cannot spawn nested threads: its step ends when it returns");
   }

@@ -1,5 +1,7 @@
 #include "core/actor.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "core/actor_slab.h"
@@ -186,56 +188,57 @@ class Actor::FutureCall final : public CallFuture {
   [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
-// DtorCall: the end of the actor, on the default thread, after every call. Made with the
-// actor and held for its whole life, so it takes its own size from the heap instead of a
-// pool slot (a pool slot is for calls that come and go).
-class Actor::DtorCall : public Call {
- public:
-  DtorCall(Actor& actor, tether_dtor_fn dtor) : Call(nullptr), actor_(actor), dtor_(dtor) {}
-  static void* operator new(size_t size) { return ::operator new(size); }
-  static void operator delete(void* p) noexcept { ::operator delete(p); }
-
-  void run(Lane&) noexcept override { finish(); }
-  void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
-
- private:
-  void finish() noexcept {
-    // On the default thread, after the constructor call: life_ is final and ours to read.
-    if (actor_.life_.load(std::memory_order_acquire) == Life::Alive && dtor_ != nullptr) {
-      dtor_(actor_.state_ptr_);
-    }
-    for (Group& g : actor_.groups()) g.lane->close();
-    // The actor leaves its executor before anyone hears it stopped, so a release of the
-    // executor's handle that follows the actor's release finds itself the last user.
-    actor_.executor_->drop_user(/*wait=*/false);
-    std::shared_ptr<Actor> self;
-    {
-      std::lock_guard lock(actor_.mutex_);
-      actor_.end_ = End::kEnded;  // from kDtorQueued
-      self = std::move(actor_.self_);
-    }
-    actor_.ended_.notify_all();
-    // self may be the last reference: the actor dies here, after its last touch.
+// DtorCall: the end of the actor, on the default thread, after every call (actor.h).
+void Actor::DtorCall::finish() noexcept {
+  // On the default thread, after the constructor call: life_ is final and ours to read.
+  // self_ is set: the call is queued only after a stop gave it the reference.
+  Actor& actor = *self_;
+  if (actor.life_.load(std::memory_order_acquire) == Life::Alive && dtor_ != nullptr) dtor_(actor.state_ptr_);
+  for (Group& g : actor.groups()) g.lane->close();
+  // The actor leaves its executor before anyone hears it stopped, so a release of the
+  // executor's handle that follows the actor's release finds itself the last user.
+  actor.executor_->drop_user(/*wait=*/false);
+  {
+    std::lock_guard lock(actor.mutex_);
+    actor.end_ = End::kEnded;  // from kDtorQueued
   }
+  actor.ended_.notify_all();
+  // Inside the actor, self_ goes in dispose(), the lane's last touch of this call.
+  if (!inside_actor_) std::shared_ptr<Actor> last = std::move(self_);  // the actor may end here
+}
 
-  Actor& actor_;
-  tether_dtor_fn dtor_;
-};
+void Actor::DtorCall::dispose() noexcept {
+  if (!inside_actor_) {
+    delete this;
+    return;
+  }
+  std::shared_ptr<Actor> last = std::move(self_);  // may end the actor, and this call with it
+}
 
-Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity) : name_(std::move(name)), ledger_(mailbox_capacity) {}
+Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor)
+    : ledger_(mailbox_capacity), name_(std::move(name)), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+  // The layout comment (actor.h), on 64-bit targets. offsetof on a class that is not
+  // standard-layout is conditionally supported: g++ and clang give the plain offset. The
+  // count's 16 bytes before the actor are libstdc++'s (_Sp_counted_base: a vtable pointer
+  // and two ints); tests check the ledger's address (core.ActorLayout).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(sizeof(void*) != 8 || offsetof(Actor, ledger_) == 64 - kActorCountBytes, "the ledger starts a line");
+#pragma GCC diagnostic pop
+  static_assert(alignof(Actor) <= kActorCountBytes, "the actor follows its count directly");
+  static_assert(kActorCountBytes + sizeof(Actor) <= ActorSlab::kBlockBytes, "an actor and its count fit an ActorSlab block");
+}
 
-Actor::~Actor() = default;  // dtor_call_ is empty unless the actor never stopped
+Actor::~Actor() = default;  // the destructor call never ran unless the actor stopped
 
-static_assert(sizeof(CallLedger) == 3 * 64, "the ledger's three lines (call_ledger.h)");
-// At most: a smaller std::mutex (mingw's is a pointer) leaves the fourth line shorter.
-static_assert(sizeof(Actor) <= 4 * 64 + sizeof(CallLedger), "an actor's four lines and its ledger's (actor.h)");
-static_assert(alignof(Actor) + sizeof(Actor) <= 8 * 64, "an actor and its count fit an ActorSlab block");
+bool Actor::ledger_starts_a_line() const noexcept { return reinterpret_cast<uintptr_t>(&ledger_) % 64 == 0; }
 
 uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                        Publish<Actor> publish) {
   const Options& o = options;
   // One block with its count, from the actors' slab (block_slab.h).
-  auto actor = std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity);
+  auto actor =
+      std::allocate_shared<Actor>(PoolAllocator<Actor, ActorSlab>(), CreateKey(), o.name, o.mailbox_capacity, dtor);
   if (o.executor) {
     if (!o.executor->add_user()) {
       throw StatusError(TETHER_E_SHUTDOWN, "executor '" + o.executor->options().name + "' is shutting down");
@@ -257,6 +260,9 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   };
   std::unique_ptr<CtorCall> ctor_call;
   try {
+    if (actor->executor_->options().manual) {  // made now: the end never lacks memory (DtorCall: actor.h)
+      actor->manual_dtor_call_.reset(new DtorCall(dtor, /*inside_actor=*/false));
+    }
     if (!o.groups.empty()) {
       actor->groups_ = std::make_unique<std::vector<Group>>();
       actor->groups_->reserve(o.groups.size());
@@ -269,7 +275,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
       actor->groups_->push_back(Group{spec.name, Lane::make(std::move(lane))});
       actor->groups_->back().lane->start(*actor->group_threads_.get(), actor);
     }
-    actor->dtor_call_ = std::make_unique<DtorCall>(*actor, dtor);  // made now: the end never lacks memory
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
     ctor_call = std::make_unique<CtorCall>(*actor, ctor, std::move(ctor_arg));
@@ -389,6 +394,7 @@ void Actor::settle() noexcept {
 
 void Actor::finish_if_idle() noexcept {
   std::shared_ptr<Actor> keep;
+  DtorCall* queued = nullptr;
   {
     std::lock_guard lock(mutex_);
     // Before kFenced the stop compares itself once fenced; past it, the destructor is queued.
@@ -399,9 +405,10 @@ void Actor::finish_if_idle() noexcept {
     end_ = End::kDtorQueued;
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
-    keep = self_;
+    keep = dtor_call().self();
+    queued = manual_dtor_call_ ? manual_dtor_call_.release() : &inner_dtor_call_;  // the lane's now
   }
-  default_lane_->push(dtor_call_.release());
+  default_lane_->push(queued);
 }
 
 void Actor::settle_when_done(Scope* call) noexcept {
@@ -432,7 +439,7 @@ void Actor::start_stop(bool cancel) {
     if (end_ == End::kRunning) {
       end_ = End::kStopping;
       first = true;
-      self_ = shared_from_this();
+      dtor_call().self() = shared_from_this();
       stopped_.store(true, std::memory_order_seq_cst);
     }
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;

@@ -31,12 +31,14 @@
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
 //   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
 // end_ (guarded by mutex_), each step taken once and in this order:
-//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, self_
-//                               held (the actor lives until its destructor call ran)
+//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, the
+//                               destructor call given the actor's reference (the actor
+//                               lives until that call is done with)
 //   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
 //   kFenced     -> kDtorQueued  settled == accepted (finish_if_idle): dtor_call_ pushed
 //   kDtorQueued -> kEnded       the destructor call ran (or a manual lane dropped it):
-//                               self_ let go, stop() and release() waiters woken
+//                               stop() and release() waiters woken; the call lets the
+//                               actor go once its lane is done with it (DtorCall)
 // Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
 // and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
 // past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
@@ -51,7 +53,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@
 #include "core/scope.h"
 #include "core/task.h"
 #include "core/user_arg.h"
+#include "core/word_mutex.h"
 
 namespace tether {
 
@@ -92,12 +94,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   static uint64_t create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor, UserArg ctor_arg,
                          Publish<Actor> publish);
   // Only create() makes one (the key is private); public for make_shared. name and the
-  // mailbox's capacity (0: unbounded) are create's options'.
+  // mailbox's capacity (0: unbounded) are create's options', dtor its destructor.
   class CreateKey {
     friend class Actor;
     explicit CreateKey() = default;
   };
-  Actor(CreateKey, std::string name, size_t mailbox_capacity);
+  Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor);
   ~Actor();
 
   Actor(const Actor&) = delete;
@@ -186,12 +188,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
   // handle_live: the handle has not been released.
   [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
+  // ledger_starts_a_line: the layout's assumption holds for this actor (for tests).
+  [[nodiscard]] bool ledger_starts_a_line() const noexcept;
 
  private:
   class CtorCall;
   class MethodCall;
   class FutureCall;
-  class DtorCall;
   struct Group {
     std::string name;
     std::shared_ptr<Lane> lane;
@@ -228,36 +231,77 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     return groups_ ? std::span<Group>(*groups_) : std::span<Group>();
   }
 
-  // Layout: an actor is 448 bytes on Linux (static_assert in actor.cpp; 100,000 actors carry
-  // 100,000 of them): four lines of its own fields, then the ledger's three (call_ledger.h).
-  // The fields are written once at creation, or rarely (the life and stop flags, the
-  // end's, under mutex_), and read by callers and execution threads alike, so none of them
-  // shares a line with the counters the two sides write per call.
+  // DtorCall: the destructor's call, made with the actor (its end never lacks memory) and
+  // queued once, on the default thread, by finish_if_idle; start_stop gives it the actor's
+  // reference. Most live inside their actor (dtor_call_), so the reference goes in
+  // dispose(), the Inbox's last touch of the call, which may end the actor and with it the
+  // call. An actor on a manual executor has one of its own on the heap instead
+  // (manual_dtor_call_): a manual lane that closes with nobody to run it leaves the calls
+  // it cancelled in its queue until the lane ends, and the lane ends only after the actor
+  // lets its executor go. That one lets the actor go as soon as it has finished.
+  class DtorCall final : public Call {
+   public:
+    DtorCall(tether_dtor_fn dtor, bool inside_actor) noexcept : Call(nullptr), inside_actor_(inside_actor), dtor_(dtor) {}
+    static void* operator new(size_t size) { return ::operator new(size); }  // long-lived: not a pool slot
+    static void operator delete(void* p) noexcept { ::operator delete(p); }
+    // The actor's reference, guarded by the actor's mutex_ until the call is queued.
+    [[nodiscard]] std::shared_ptr<Actor>& self() noexcept { return self_; }
+
+    void run(Lane&) noexcept override { finish(); }
+    void cancel() noexcept override { finish(); }  // a manual lane dropped: finish unrun
+
+   private:
+    void finish() noexcept;
+    void dispose() noexcept override;
+
+    const bool inside_actor_;  // first: it fills the end of Call's last word
+    tether_dtor_fn dtor_;
+    std::shared_ptr<Actor> self_;
+  };
+
+  // Layout: an actor is at most 432 bytes, so that with the shared_ptr's count (16 bytes,
+  // before it in its block) it fills a 448-byte ActorSlab block (static_asserts in
+  // actor.cpp; 100,000 actors carry 100,000 of them). Not aligned to a line itself (that
+  // would give the count a line of its own): the block is, and the count's 16 bytes and
+  // the actor's first 48 fill the block's first line.
+  //  - Block bytes 0-63: the count; the bases (FastTarget's vtable pointer, the weak self
+  //    of enable_shared_from_this); what every call reads (the default lane, the state,
+  //    the life and the stop flags). Written once or rarely; the count only where a call
+  //    takes a reference (a handle lookup that missed the thread's actor cache).
+  //  - Block bytes 64-191: the ledger's two lines (call_ledger.h), each written per call
+  //    by one side: callers, execution threads.
+  //  - Then the ledger's slow fields and the rest of the actor's, written once at
+  //    creation or rarely (under mutex_), by neither side per call.
+  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
+  void* state_ptr_ = nullptr;           // written by the constructor call before life_ = Alive
+  std::atomic<Life> life_{Life::Constructing};
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
+  std::atomic<bool> handle_live_{true};
+  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
+  CallLedger ledger_;
   const std::string name_;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
-  PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   std::unique_ptr<std::vector<Group>> groups_;  // null: no concurrency groups (most actors)
   LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // origin_: its tasks' (cancel_, the handle, group_threads_); written once, before the
   // constructor call is queued. origin_.actor is the actor's handle.
   TaskOrigin origin_;
-  ErrorPtr ctor_error_;       // written by the constructor call before life_ = Dead
-  void* state_ptr_ = nullptr;  // written by the constructor call before life_ = Alive
-  std::atomic<Life> life_{Life::Constructing};
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
-  std::atomic<bool> handle_live_{true};
-  bool dedicated_ = false;  // executor_ exists for this actor alone
-  std::unique_ptr<DtorCall> dtor_call_;  // pushed once by finish_if_idle
-  std::shared_ptr<Actor> self_;  // guarded by mutex_: keeps the actor alive from stop to destructor
-  EventCount ended_;  // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
+  ErrorPtr ctor_error_;  // written by the constructor call before life_ = Dead
+  EventCount ended_;     // stop() and release() waiters: end_ or handle_ended_ changed (under mutex_)
+  mutable WordMutex mutex_;
   enum class End : uint8_t { kRunning, kStopping, kFenced, kDtorQueued, kEnded };
-  End end_ = End::kRunning;          // guarded by mutex_: see the class comment
-  bool cancel_started_ = false;      // guarded by mutex_
-  bool handle_ended_ = false;        // guarded by mutex_
-  std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
-  mutable std::mutex mutex_;
-  CallLedger ledger_;  // its lines: callers', execution threads', slow paths'
+  End end_ = End::kRunning;      // guarded by mutex_: see the class comment
+  bool cancel_started_ = false;  // guarded by mutex_
+  bool handle_ended_ = false;    // guarded by mutex_
+  bool dedicated_ = false;       // executor_ exists for this actor alone
+  // The destructor call (DtorCall, dtor_call()): the heap's for an actor on a manual
+  // executor, else inner_dtor_call_; pushed once by finish_if_idle (the heap's is the
+  // lane's then); its self() (guarded by mutex_) holds the actor from the stop to the
+  // call's end.
+  std::unique_ptr<DtorCall> manual_dtor_call_;
+  DtorCall inner_dtor_call_;
+  [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
 };
 
 inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {

@@ -1,12 +1,19 @@
-// ActorSlab: the blocks actors live in (block_slab.h): 512 bytes, 64-byte aligned, each
-// the shared_ptr's count (padded to the actor's alignment: one line) and the actor's
-// seven lines (actor.h), carved 64 at a time (32 KiB and a 64-byte header).
+// ActorSlab: the blocks actors live in (block_slab.h): 448 bytes, 64-byte aligned, each
+// the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
+// layout: the two share the block's first line), carved 64 at a time (28 KiB and a
+// 64-byte header).
 #pragma once
+
+#include <cstddef>
 
 #include "core/block_slab.h"
 
 namespace tether {
 
-using ActorSlab = BlockSlab</*kBlockSize=*/8 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using ActorSlab = BlockSlab</*kBlockSize=*/7 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+
+// kActorCountBytes: what std::allocate_shared puts before the actor in its block
+// (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.
+inline constexpr size_t kActorCountBytes = 16;
 
 }  // namespace tether

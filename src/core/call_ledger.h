@@ -11,28 +11,32 @@
 // relaxed atomics (statistics); mutex_ guards the kept errors, the capacity wait and the
 // tallies. queued is admitted_ + fast admitted - left_ - fast left.
 //
-// Layout: three cache lines (an actor carries one ledger, so 100,000 actors carry 100,000;
-// measured 2026-12-04: five lines made an actor 640 bytes, 876 of RSS each with its
-// handle and destructor call). Per call, producers write only the producers' line and the
-// threads that run calls only the consumers' line, so a call does not bounce a line
-// between the two sides; what either side writes only rarely (sender open and close, a
-// released handle: under mutex_) fills the producers' line, and the slow paths' line,
-// which both sides read (capacity_) but write only under a lock taken off the hot paths,
-// holds the rest. The fast calls' consumer counts share the consumers' line with the
-// general ones: on an actor without groups one thread writes both; with groups, a group
-// thread and the default thread may share that line.
+// Layout: two cache lines and the slow paths' fields (an actor carries one ledger, so
+// 100,000 actors carry 100,000; measured 2026-12-04: five lines made an actor 640 bytes,
+// 876 of RSS each with its handle and destructor call). Per call, producers write only the
+// producers' line and the threads that run calls only the consumers' line, so a call does
+// not bounce a line between the two sides; what either side writes only rarely (sender
+// open and close, a released handle: under mutex_) fills the producers' line. The slow
+// paths' fields (capacity_, read by both sides, the rest written only under a lock taken
+// off the hot paths) follow, on no line of their own: the owner's rarely written fields
+// share theirs. The ledger does not align itself (an alignas would make its owner
+// 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
+// owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
+// counts share the consumers' line with the general ones: on an actor without groups one
+// thread writes both; with groups, a group thread and the default thread may share that
+// line.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/deadline.h"
 #include "core/error.h"
 #include "core/event_count.h"
+#include "core/word_mutex.h"
 #include "tether/tether.h"
 
 namespace tether {
@@ -52,7 +56,7 @@ class CallLedger {
  public:
   static constexpr size_t kKeptErrors = 64;
 
-  explicit CallLedger(size_t capacity) noexcept : capacity_(capacity) {}
+  explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
   CallLedger& operator=(const CallLedger&) = delete;
 
@@ -147,8 +151,8 @@ class CallLedger {
     uint64_t dropped = 0;          // failures past them, or with no memory to keep them
   };
 
-  // The producers' line.
-  alignas(64) std::atomic<uint64_t> admitted_{0};
+  // The producers' line (its start is where the owner put the ledger).
+  std::atomic<uint64_t> admitted_{0};
   std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> owner_accepted_{0};
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
@@ -156,17 +160,22 @@ class CallLedger {
   std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
   uint64_t retired_admitted_ = 0;          // guarded by mutex_: admitted through removed tallies
   // The consumers' line: the threads that run calls, and cancellers.
-  alignas(64) std::atomic<uint64_t> left_{0};
+  std::atomic<uint64_t> left_{0};
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0};
   std::atomic<uint64_t> owner_settled_{0};
   std::atomic<uint64_t> fast_left_{0};           // the fast calls' consumer only
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
-  // The slow paths' line.
-  alignas(64) const size_t capacity_;  // 0: unbounded
-  mutable std::mutex mutex_;
-  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
+  // The slow paths' fields.
+  const size_t capacity_;  // 0: unbounded
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
+  mutable WordMutex mutex_;
+  EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
+
+ public:
+  // kLineBytes: the two lines; kBytes: all of it (the static_asserts in call_ledger.cpp).
+  static constexpr size_t kLineBytes = 2 * 64;
+  static constexpr size_t kBytes = kLineBytes + 32;
 };
 
 }  // namespace tether

@@ -279,7 +279,6 @@ void CompiledGraph::run_step(size_t slot, uint32_t node, Handed handed, Lane& la
       }
       TaskOrigin origin = actor.origin();
       origin.graph_stop = &torn_down_;
-      origin.graph_node = true;
       Task task(nullptr, lane.name(), /*is_target=*/true, &origin);
       error = run_task(task, [&](tether_task* t) {
         return n.fn(t, actor.state_ptr(), n.arg->get(), inputs, n.inputs.size(), &output);

@@ -70,7 +70,7 @@ class Executor : public std::enable_shared_from_this<Executor> {
   explicit Executor(Options options);
 
   const Options options_;
-  CallLedger ledger_;
+  alignas(64) CallLedger ledger_;  // where a line starts (call_ledger.h)
   std::shared_ptr<PinnedLane> lane_;
   LazyThreadGroup threads_;  // made at create: the lane's threads are its first
   const TaskOrigin task_origin_{nullptr, 0, &threads_};

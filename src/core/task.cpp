@@ -30,7 +30,7 @@ bool Task::stop_requested() const noexcept {
 }
 
 Scope& Task::scope_for_spawn() {
-  if (origin_->graph_node) {
+  if (origin_->graph_node()) {
     throw StatusError(TETHER_E_WRONG_STATE,
                       "a compiled graph's node cannot spawn nested threads: its step ends when it returns");
   }

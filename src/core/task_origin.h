@@ -17,10 +17,12 @@ struct TaskOrigin {
   const std::atomic<bool>* owner_stop = nullptr;  // an actor's stop CANCEL flag
   uint64_t actor = 0;                             // the actor's handle, for tether_task_actor
   LazyThreadGroup* threads = nullptr;  // the owner's group, for nested threads
-  // A compiled graph's node: its teardown flag asks it to stop, and it may not spawn
-  // (a step must end when its callback returns, or the graph's order could not hold).
+  // A compiled graph's node (set for nodes alone): its teardown flag asks it to stop, and
+  // it may not spawn (a step must end when its callback returns, or the graph's order
+  // could not hold).
   const std::atomic<bool>* graph_stop = nullptr;
-  bool graph_node = false;
+
+  [[nodiscard]] bool graph_node() const noexcept { return graph_stop != nullptr; }
 };
 
 // kNoOrigin: a task that works for no object beyond its scope.
