@@ -204,7 +204,9 @@ void Actor::DtorCall::finish() noexcept {
   }
   actor.ended_.notify_all();
   // Inside the actor, self_ goes in dispose(), the lane's last touch of this call.
-  if (!inside_actor_) std::shared_ptr<Actor> last = std::move(self_);  // the actor may end here
+  if (!inside_actor_) {
+    std::shared_ptr<Actor> last = std::move(self_);  // the actor may end here
+  }
 }
 
 void Actor::DtorCall::dispose() noexcept {

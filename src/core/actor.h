@@ -233,7 +233,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
 
   // DtorCall: the destructor's call, made with the actor (its end never lacks memory) and
   // queued once, on the default thread, by finish_if_idle; start_stop gives it the actor's
-  // reference. Most live inside their actor (dtor_call_), so the reference goes in
+  // reference. Most live inside their actor (inner_dtor_call_), so the reference goes in
   // dispose(), the Inbox's last touch of the call, which may end the actor and with it the
   // call. An actor on a manual executor has one of its own on the heap instead
   // (manual_dtor_call_): a manual lane that closes with nobody to run it leaves the calls

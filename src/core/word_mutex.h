@@ -3,7 +3,8 @@
 // mailbox push lock a mutex two or three times per call, uncontended almost always, and
 // glibc's pthread_mutex_lock/unlock pair is ~55 instructions and two calls into libc
 // (type checks, owner bookkeeping); here the pair is one inline atomic each way.
-// Measured: bench/README.md ("What moved them", 2026-12-05).
+// Measured: bench/README.md ("What moved them", 2026-12-05). And an actor's two locks
+// (its own and its ledger's) take 4 bytes each instead of 40 (actor.h's layout).
 //
 // Not recursive, no owner check, not fork-aware: for locks held for a few instructions
 // around plain data (never across a callback), like the std::mutex it replaces.
