@@ -542,6 +542,10 @@ struct CallStats {
 class CallLedger {
  public:
   static constexpr size_t kKeptErrors = 64;
+  // kLineBytes: the two lines of the layout comment; kBytes: all of it (the constructor's
+  // static_asserts hold both).
+  static constexpr size_t kLineBytes = 2 * 64;
+  static constexpr size_t kBytes = kLineBytes + 32;
 
   explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
@@ -658,11 +662,6 @@ class CallLedger {
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
   EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
-
- public:
-  // kLineBytes: the two lines; kBytes: all of it (the static_asserts in call_ledger.cpp).
-  static constexpr size_t kLineBytes = 2 * 64;
-  static constexpr size_t kBytes = kLineBytes + 32;
 };
 
 }  // namespace tether
@@ -1069,6 +1068,10 @@ class LazyThreadGroup {
 //     and drops its own. A call popped unclaimed was never referenced by a canceller and
 //     cannot be any more (they claim only what is queued): its runner's reference is the
 //     only one, dropped without an atomic (Inbox::run).
+//   - dispose() (the last reference's drop) is the inbox's last touch of a call: the call
+//     may end the object it lives in there (an actor's destructor call, actor.h). A
+//     claimed call stays linked in the mailbox until the consumer steps over it or the
+//     inbox ends (cancel_everything), so a lane nobody runs keeps it until then.
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).

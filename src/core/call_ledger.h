@@ -55,6 +55,10 @@ struct CallStats {
 class CallLedger {
  public:
   static constexpr size_t kKeptErrors = 64;
+  // kLineBytes: the two lines of the layout comment; kBytes: all of it (the constructor's
+  // static_asserts hold both).
+  static constexpr size_t kLineBytes = 2 * 64;
+  static constexpr size_t kBytes = kLineBytes + 32;
 
   explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
@@ -171,11 +175,6 @@ class CallLedger {
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
   EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
-
- public:
-  // kLineBytes: the two lines; kBytes: all of it (the static_asserts in call_ledger.cpp).
-  static constexpr size_t kLineBytes = 2 * 64;
-  static constexpr size_t kBytes = kLineBytes + 32;
 };
 
 }  // namespace tether

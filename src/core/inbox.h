@@ -21,6 +21,10 @@
 //     and drops its own. A call popped unclaimed was never referenced by a canceller and
 //     cannot be any more (they claim only what is queued): its runner's reference is the
 //     only one, dropped without an atomic (Inbox::run).
+//   - dispose() (the last reference's drop) is the inbox's last touch of a call: the call
+//     may end the object it lives in there (an actor's destructor call, actor.h). A
+//     claimed call stays linked in the mailbox until the consumer steps over it or the
+//     inbox ends (cancel_everything), so a lane nobody runs keeps it until then.
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
