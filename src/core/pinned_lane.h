@@ -109,13 +109,15 @@ class PinnedLane final : public Lane {
   [[nodiscard]] bool partner_here(int32_t cpu) const noexcept { return cpu >= 0 && presence_->partner_cpu() == cpu; }
 
   std::atomic<bool> running_manual_{false};
-  // ran_fast_calls_: the work serve() ran last was fire-and-forget calls (consumer only).
-  bool ran_fast_calls_ = false;
   LanePresence* const presence_;  // see "How long C1 spins"
 
-  // Consumer state (see Thread safety).
+  // Consumer state (see Thread safety), on a line of its own: the consumer writes it as
+  // it serves, and a producer reads presence_ on every call (a write to its line would
+  // make each call fetch that line back from the consumer's CPU).
   alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
+  // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
+  bool ran_fast_calls_ = false;
 };
 
 }  // namespace tether
