@@ -7,6 +7,15 @@
 // each peer's (below 1: tether is faster), and the CPU each side burnt per wall second;
 // then the issue's targets, judged from these same medians; then the scale rows.
 //
+// Targets against a floor (the spinning or futex ping-pong, the Vyukov queue) are judged
+// on PAIRS: each of tether's samples of such a case is taken right beside one of the
+// floor's (in random order within the pair), and the row's ratio is the median of the
+// pairs' ratios. These VMs switch between states for tens of seconds at a time (measured
+// 2026-12-05: a cross-CPU cache line round trip of ~90-100 ns in one, ~400 ns in the
+// other, tether's round trip 260 and 880 ns with them), so two medians of samples
+// scattered over a run may each come from another state; a pair's two samples are
+// ~0.1 s apart. The ratio of the medians is shown beside it.
+//
 //   tether_compare [--reps N] [--ms N] [--idle-calls N] [--seed N] [--only TEXT]
 //                  [--no-scale] [--load N] [--out FILE.md] [--dat FILE.dat]
 //
@@ -123,6 +132,30 @@ struct Case {
 
 using Results = std::map<std::tuple<std::string, unsigned, int>, Case>;
 
+// floor_of: the floor a target judges tether's (w, p) against, or null (targets() and the
+// pairing of samples both ask here).
+const char* floor_of(Workload w, Placement p) {
+  switch (w) {
+    case kRoundTrip:
+      return p == Placement::kDifferentCpus ? "spin ping-pong" : "raw futex ping-pong";
+    case kAfterIdle:
+      return "raw futex ping-pong";
+    case kFire:
+      return "Vyukov MPSC (spinning)";
+    default:
+      return nullptr;
+  }
+}
+
+// Pairing: tether's case and its floor's, sampled side by side: each pair's ratio (tether's
+// time / the floor's).
+struct Pairing {
+  Case* tether = nullptr;
+  Case* floor = nullptr;
+  std::vector<double> ratios;
+};
+using Pairings = std::map<std::pair<unsigned, int>, Pairing>;
+
 const Case* find(const Results& r, const std::string& peer, Workload w, Placement p) {
   auto it = r.find({peer, w, static_cast<int>(p)});
   return it == r.end() || it->second.samples.empty() ? nullptr : &it->second;
@@ -195,6 +228,7 @@ const Case* best_peer(const Results& r, Workload w, Placement p) {
 }
 
 struct Target {
+  const Pairings* pairs = nullptr;
   std::ostringstream md;
   // judged: false for a row the issue does not set in this run's conditions (shown for
   // reference, with the limit it has where it applies).
@@ -207,32 +241,48 @@ struct Target {
           bool judged = true) {
     const Case* t = find(r, kTether, w, p);
     if (t == nullptr || other == nullptr) return;
-    row(what + ", " + placement_name(p), t->time() / other->time(), limit,
-        "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time()), judged);
+    const std::string figures =
+        "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time());
+    const Pairing* pair = paired(w, p, other);
+    if (pair == nullptr) {
+      row(what + ", " + placement_name(p), t->time() / other->time(), limit, figures, judged);
+      return;
+    }
+    row(what + ", " + placement_name(p), median(pair->ratios), limit,
+        "median of " + std::to_string(pair->ratios.size()) + " paired ratios; medians " + figures + " = " +
+            num("%.2f", t->time() / other->time()),
+        judged);
+  }
+  [[nodiscard]] const Pairing* paired(Workload w, Placement p, const Case* other) const {
+    if (pairs == nullptr) return nullptr;
+    auto it = pairs->find({w, static_cast<int>(p)});
+    if (it == pairs->end() || it->second.floor != other || it->second.ratios.empty()) return nullptr;
+    return &it->second;
   }
 };
 
 // targets: loaded says the run had --load: target 1's unpinned placement is "unpinned under
 // load"; on a quiet machine an unpinned round trip is a cross-CPU one (target 2's ground),
 // shown for reference only.
-std::string targets(const Results& r, const GraphStepReport* g, const ScaleReport* s, bool loaded) {
+std::string targets(const Results& r, const Pairings& pairs, const GraphStepReport* g, const ScaleReport* s,
+                    bool loaded) {
   Target t;
-  t.md << "### The targets of issue 13, judged from the medians above\n\n| target | ratio | | figures |\n|---|---:|---|---|\n";
+  t.pairs = &pairs;
+  t.md << "### The targets of issue 13, judged from the medians above\n\nRows against a floor (raw futex, spin "
+          "ping-pong, Vyukov) are judged on the median of paired ratios: each tether sample beside a floor sample "
+          "(see the top of bench/compare/main.cpp); the ratio of the two medians follows the figures.\n\n"
+          "| target | ratio | | figures |\n|---|---:|---|---|\n";
+  auto floor = [&](Workload w, Placement p) { return find(r, floor_of(w, p), w, p); };
   for (Placement p : {Placement::kSameCpu, Placement::kUnpinned}) {
     const bool judged = p == Placement::kSameCpu || loaded;
     const std::string what = p == Placement::kUnpinned && !loaded ? " (quiet machine)" : "";
-    t.vs(r, "1. round trip vs raw futex" + what, kRoundTrip, p, find(r, "raw futex ping-pong", kRoundTrip, p), 1.1,
-         judged);
+    t.vs(r, "1. round trip vs raw futex" + what, kRoundTrip, p, floor(kRoundTrip, p), 1.1, judged);
     t.vs(r, "1. round trip vs best peer" + what, kRoundTrip, p, best_peer(r, kRoundTrip, p), 1.0, judged);
   }
   t.vs(r, "2. round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
-       find(r, "spin ping-pong", kRoundTrip, Placement::kDifferentCpus), 3.0);
-  for (Placement p : kPlacements) {
-    t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, find(r, "raw futex ping-pong", kAfterIdle, p), 1.1);
-  }
-  for (Placement p : kPlacements) {
-    t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, find(r, "Vyukov MPSC (spinning)", kFire, p), 2.5);
-  }
+       floor(kRoundTrip, Placement::kDifferentCpus), 3.0);
+  for (Placement p : kPlacements) t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, floor(kAfterIdle, p), 1.1);
+  for (Placement p : kPlacements) t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, floor(kFire, p), 2.5);
   for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
   for (Placement p : kPlacements) {
     t.vs(r, "5. (for reference: answers in order, no future per call)", kBurst, p,
@@ -321,27 +371,62 @@ int run(int argc, char** argv) {
   }
 
   Results results;
-  std::vector<Case*> schedule;
   for (const PeerKind& k : kinds) {
     for (const WorkloadInfo& wi : kWorkloads) {
       if ((k.workloads & wi.w) == 0) continue;
       for (Placement p : kPlacements) {
         if (p == Placement::kDifferentCpus && usable_cpus() < 2) continue;
         if (p == Placement::kSameCpu && !k.same_cpu) continue;
-        Case& c = results[{k.name, wi.w, static_cast<int>(p)}];
-        c = Case{&k, wi.w, p, {}};
-        for (int i = 0; i < o.reps; ++i) schedule.push_back(&c);
+        results[{k.name, wi.w, static_cast<int>(p)}] = Case{&k, wi.w, p, {}};
       }
     }
   }
+  // The schedule: a unit is one sample, or a pair (tether's case and its floor's, in a
+  // random order): every sample of a case with a floor is paired, the rest stand alone.
+  Pairings pairs;
+  for (auto& [key, c] : results) {
+    if (c.kind->name != kTether) continue;
+    const char* floor = floor_of(c.w, c.p);
+    auto f = floor != nullptr ? results.find({floor, c.w, static_cast<int>(c.p)}) : results.end();
+    if (f != results.end()) pairs[{c.w, static_cast<int>(c.p)}] = Pairing{&c, &f->second, {}};
+  }
+  struct Unit {
+    Case* first;
+    Case* second = nullptr;
+    Pairing* pair = nullptr;
+  };
+  std::vector<Unit> schedule;
   std::mt19937 rng(o.seed);
+  for (auto& [key, c] : results) {
+    bool in_pair = false;
+    for (auto& [pk, pr] : pairs) in_pair = in_pair || pr.tether == &c || pr.floor == &c;
+    if (in_pair) continue;
+    for (int i = 0; i < o.reps; ++i) schedule.push_back(Unit{&c});
+  }
+  for (auto& [pk, pr] : pairs) {
+    for (int i = 0; i < o.reps; ++i) {
+      const bool tether_first = (rng() & 1) != 0;
+      schedule.push_back(Unit{tether_first ? pr.tether : pr.floor, tether_first ? pr.floor : pr.tether, &pr});
+    }
+  }
   std::shuffle(schedule.begin(), schedule.end(), rng);
-  std::fprintf(stderr, "compare: %zu samples of %zu cases in random order (seed %u), %d CPUs\n", schedule.size(),
-               results.size(), o.seed, usable_cpus());
-  for (size_t i = 0; i < schedule.size(); ++i) {
-    Case& c = *schedule[i];
+  size_t total = 0;
+  for (const Unit& u : schedule) total += u.second != nullptr ? 2 : 1;
+  std::fprintf(stderr, "compare: %zu samples of %zu cases in random order (seed %u; %zu floor pairs), %d CPUs\n",
+               total, results.size(), o.seed, pairs.size(), usable_cpus());
+  size_t done = 0;
+  auto sample = [&](Case& c) -> const Sample& {
     c.samples.push_back(measure(*c.kind, c.w, c.p, o.sample_ms, o.idle_calls));
-    if ((i + 1) % 50 == 0) std::fprintf(stderr, "compare: %zu/%zu\n", i + 1, schedule.size());
+    if (++done % 50 == 0) std::fprintf(stderr, "compare: %zu/%zu\n", done, total);
+    return c.samples.back();
+  };
+  for (const Unit& u : schedule) {
+    const double first = sample(*u.first).ns_per_op;
+    if (u.second == nullptr) continue;
+    const double second = sample(*u.second).ns_per_op;
+    const double tether = u.first == u.pair->tether ? first : second;
+    const double floor = u.first == u.pair->tether ? second : first;
+    if (floor > 0) u.pair->ratios.push_back(tether / floor);
   }
   place_caller(Placement::kUnpinned);
 
@@ -364,7 +449,7 @@ int run(int argc, char** argv) {
     scale = scale_report(std::max(5, o.reps / 2));
     md += "## Scale\n\n" + scale.markdown + "\n";
   }
-  md += targets(results, graphs ? &graph : nullptr, o.scale ? &scale : nullptr, o.load > 0);
+  md += targets(results, pairs, graphs ? &graph : nullptr, o.scale ? &scale : nullptr, o.load > 0);
   std::cout << md;
   if (!o.out.empty()) std::ofstream(o.out) << md;
   if (!o.dat.empty()) write_dat(o.dat, results, kinds);
