@@ -9,7 +9,7 @@
 
 namespace tether {
 
-void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>& waiter_spins, const std::atomic<bool>& settled,
+void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
                       const std::atomic<int32_t>& state, const Deadline& deadline) noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
   const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
@@ -25,7 +25,7 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>& waiter_spins, co
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
-  waiter_spins.store(true, std::memory_order_relaxed);  // S1
+  if (waiter_spins != nullptr) waiter_spins->store(true, std::memory_order_relaxed);  // S1 (announced)
   while (!settled.load(std::memory_order_acquire)) {    // S2
     const bool timed_out = end.passed();
     if (end.checked() && state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED) break;

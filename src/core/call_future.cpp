@@ -1,5 +1,6 @@
 #include "core/call_future.h"
 
+#include <cstddef>
 #include <new>
 #include <utility>
 
@@ -62,6 +63,20 @@ CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<
       partner_(lane.presence()),
       one_thread_(lane.thread_count() <= 1) {  // 0: a manual lane
   (void)arg.release();  // ours: handed to the method by start(), or dropped by a cancel or failure
+  // The lines of the layout (call_future.h), as block lines: the count's 16 bytes first.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  constexpr auto line = [](size_t offset) { return (16 + offset) / 64; };
+  static_assert(sizeof(void*) != 8 || (line(offsetof(CallFuture, settled_)) == 2 &&
+                                       line(offsetof(CallFuture, error_)) == 2 &&
+                                       line(offsetof(CallFuture, result_taken_)) == 2),
+                "call_future.h: Layout: the waiters' line");
+  static_assert(sizeof(void*) != 8 || (line(offsetof(CallFuture, state_)) == 3 &&
+                                       line(offsetof(CallFuture, cancel_requested_)) == 3 &&
+                                       line(offsetof(CallFuture, cold_)) == 3 &&
+                                       line(offsetof(CallFuture, queued_)) == 3),
+                "call_future.h: Layout: the answer's line");
+#pragma GCC diagnostic pop
 }
 
 CallFuture::~CallFuture() = default;  // result_ drops a result nobody took
@@ -171,14 +186,14 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
       err = out_of_memory_error();
     }
   }
-  error_ = std::move(err);
+  if (err) error_ = std::move(err);  // a success writes the waiters' line once, at settle (call_future.h)
   state_.store(terminal_state, std::memory_order_release);
   return cold_ ? cold_->notices.take() : NoticeList::Due();
 }
 
 void CallFuture::announce(NoticeList::Due&& due) {
   wakeups_.notify_all();
-  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
+  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle_always(settled_);  // E3 (answer_spin.h)
   NoticeList::run(std::move(due));
 }
 
@@ -186,7 +201,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
   if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
-    AnswerSpin::spin(partner_, waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(partner_, nullptr, settled_, state_, deadline);
   }
   if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
   std::unique_lock lock(mutex_);

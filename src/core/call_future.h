@@ -26,7 +26,7 @@
 // nested scope, if any.
 //
 // Waiting (wait_done): the waiter's spin (answer_spin.h, its table: the running side
-// sets settled_ after the terminal store when a waiter spins), then under mutex_ a check
+// sets settled_ after every terminal store), then under mutex_ a check
 // of the handle's end and of the state, then a park on wakeups_ (event_count.h, W1-W4):
 // every change a waiter waits for (a terminal state, the handle's end) is made under
 // mutex_ and notified after it, so no wake-up is lost.
@@ -131,8 +131,13 @@ class CallFuture : public Call, public Future {
   //   0: the count and the Call's head (vtable, link, marks, owner): the caller's, read by
   //      the lane; the count is the one line both sides write (each lets go once).
   //   1: the Call's claim count, then what the caller sets once and the running side reads.
-  //   2: what waiters write (settled_ once by the running side: the spinning waiter's word).
-  //   3: the answer: what the running side writes, read by the caller once it is settled.
+  //   2: the waiters' line: what the caller reads and writes as it waits, takes and lets
+  //      go. The running side never reads it, and writes it once per call, after its
+  //      terminal store: settled_ (answer_spin.h, "always"), and the error of a call that
+  //      did not succeed just before.
+  //   3: the answer and the state: what the running side reads and writes as it runs and
+  //      ends the call (its lock, the stop request, the cold part), read by the caller
+  //      once it is settled.
   // Checked by the static_assert in call_future.cpp (64-bit).
   // Line 1.
   CallLedger* const ledger_;  // counts the call once, as it becomes terminal
@@ -146,22 +151,21 @@ class CallFuture : public Call, public Future {
   // Line 2.
   const uint64_t lane_id_;          // the lane's id, for a manual lane's owner
   LanePresence* const partner_;     // where the lane's consumer runs (spin policy); null: spin a fixed time
-  std::unique_ptr<Cold> cold_;      // guarded by mutex_: made at need
   // nested_: cold_->nested, for is_inside without the lock (set once, release; the
   // scope lives as long as this).
   std::atomic<const Scope*> nested_{nullptr};
-  std::atomic<bool> settled_{false};           // answer_spin.h
-  std::atomic<bool> waiter_spins_{false};      // answer_spin.h
-  std::atomic<bool> cancel_requested_{false};  // written under mutex_
-  std::atomic<bool> handle_ended_{false};      // written under mutex_, or unlocked once terminal
-  std::atomic<bool> result_taken_{false};      // one taker wins the result
-  const bool one_thread_;                      // the lane has one thread: a wait from it waits on itself
-  [[maybe_unused]] char line2_end_[26] = {};  // the rest of line 2
+  ErrorPtr error_;  // written (under mutex_) only for a call that did not succeed
+  std::atomic<bool> settled_{false};       // answer_spin.h ("always"): set after every terminal store
+  std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
+  std::atomic<bool> result_taken_{false};  // one taker wins the result
+  const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
+  [[maybe_unused]] char line2_end_[20] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
   mutable WordMutex mutex_;
   UserArg result_;
-  ErrorPtr error_;
+  std::unique_ptr<Cold> cold_;                 // guarded by mutex_: made at need
+  std::atomic<bool> cancel_requested_{false};  // written under mutex_
   EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
   std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
 };

@@ -324,7 +324,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    AnswerSpin::spin(options_.spin_partner, waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(options_.spin_partner, &waiter_spins_, settled_, state_, deadline);
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
