@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capi/boundary.h"
+#include "core/future_graveyard.h"
 
 using namespace tether;
 using namespace tether::capi;
@@ -41,8 +42,13 @@ TETHER_API tether_status tether_future_wait(tether_future f, int64_t timeout_ns)
       future = std::static_pointer_cast<Future>(owner);
       return false;
     });
-    if (settled) return tether_status{TETHER_OK};
-    return wait_outcome(future->wait_done(Deadline::after(timeout_ns)), "future wait");
+    if (settled) {
+      FutureGraveyard::waited(/*pending=*/false);  // answers come ready: nothing to put off
+      return tether_status{TETHER_OK};
+    }
+    const int32_t outcome = future->wait_done(Deadline::after(timeout_ns));
+    FutureGraveyard::defer(std::move(future));  // dropped now, or (quiet) at this thread's next wait
+    return wait_outcome(outcome, "future wait");
   });
 }
 
@@ -157,7 +163,9 @@ TETHER_API tether_status tether_future_on_done(tether_future f, tether_notify_fn
 
 TETHER_API tether_status tether_future_release(tether_future f) {
   return guarded([&] {
-    take(f)->end_future_handle();
+    std::shared_ptr<Future> future = take(f);
+    future->end_future_handle();
+    FutureGraveyard::defer(std::move(future));  // dropped now, or (quiet) at this thread's next wait
     return TETHER_OK;
   });
 }

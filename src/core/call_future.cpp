@@ -4,6 +4,7 @@
 #include <new>
 #include <utility>
 
+#include "core/future_graveyard.h"
 #include "core/lane.h"
 #include "core/scope.h"
 #include "core/status_error.h"
@@ -79,7 +80,10 @@ CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<
 #pragma GCC diagnostic pop
 }
 
-CallFuture::~CallFuture() = default;  // result_ drops a result nobody took
+CallFuture::~CallFuture() {
+  if (result_taken_.load(std::memory_order_relaxed)) (void)result_.release();  // its taker owns it
+  // else result_ drops a result nobody took
+}
 
 void CallFuture::dispose() noexcept {
   std::shared_ptr<CallFuture> lane_share = std::move(queued_);
@@ -201,6 +205,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
   if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+    FutureGraveyard::waited(/*pending=*/true);  // drains it while the answer is on its way
     AnswerSpin::spin(partner_, nullptr, settled_, state_, deadline);
   }
   if (waits_for_nothing()) return TETHER_OK;  // a handle ended meanwhile may be seen either way
@@ -221,7 +226,23 @@ ErrorPtr CallFuture::first_error() const {
 }
 
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
-  return take_once(state(), result_taken_, result_, out, why);  // acquire: pairs with complete_locked's store
+  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
+    *why = NoResult::kNotSucceeded;
+    return TETHER_E_WRONG_STATE;
+  }
+  if (result_taken_.exchange(true, std::memory_order_acq_rel)) {  // one taker wins the result
+    *why = NoResult::kTaken;
+    return TETHER_E_WRONG_STATE;
+  }
+  *out = result_.get();  // result_ itself stays as it is (see the class comment)
+  return TETHER_OK;
+}
+
+bool CallFuture::quiet_to_drop() const noexcept {
+  // Terminal (acquire): cold_ and result_ are final (cold_ is made only before the end,
+  // under mutex_; result_ is never written after it).
+  if (state() < TETHER_SUCCEEDED || cold_) return false;
+  return result_.drop_fn() == nullptr || result_taken_.load(std::memory_order_acquire);
 }
 
 void CallFuture::copy_outputs(void**, size_t) {

@@ -8,6 +8,8 @@
 // Lifetime: made by std::allocate_shared (CallFuturePool: the block holds its count too), with
 // two owners: the caller's shared_ptr (the handle), and the lane's, queued_, taken at
 // creation and let go by dispose() once the lane is done with the call (run or cancelled).
+// A settled call whose end runs no user code (quiet_to_drop) may outlive its handle in
+// the releasing thread's FutureGraveyard until that thread next waits (future_graveyard.h).
 //
 // The kind of call (which method, on what state) is the subclass's: it implements run()
 // and cancel() (the lane's) with start(), finish(), fail_pending() and cancel_queued().
@@ -33,7 +35,9 @@
 //
 // Thread safety: every public member from any thread. mutex_ guards the marked fields.
 // result_ has no lock: written only by the running method (set_result), read only once
-// SUCCEEDED (try_take_result: the acquire of state_ orders it after every write).
+// SUCCEEDED (try_take_result: the acquire of state_ orders it after every write), and
+// never written after: a take marks it taken (result_taken_) and the destructor lets go
+// of a taken result without dropping it, so quiet_to_drop may read it from any thread.
 // error_ is written under mutex_ before the terminal store and never after: read without
 // the lock once terminal.
 #pragma once
@@ -78,6 +82,7 @@ class CallFuture : public Call, public Future {
   void remove_notice(uint64_t id) noexcept final;
   [[nodiscard]] bool is_inside() const noexcept final;
   void end_future_handle() final;
+  [[nodiscard]] bool quiet_to_drop() const noexcept final;
 
   // The running method's side (through its Task).
   [[nodiscard]] bool stop_requested() const noexcept { return cancel_requested_.load(std::memory_order_acquire); }

@@ -6,6 +6,7 @@
 #include "core/asymmetric_fence.h"
 #include "core/call_pool.h"
 #include "core/control_thread.h"
+#include "core/future_graveyard.h"
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
 #include "core/ring_block_depot.h"
@@ -55,6 +56,7 @@ void parent() {
 void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   LanePresence::after_fork_in_child();
+  FutureGraveyard::after_fork_in_child();  // before the pools: its entries are never dropped
   ScopePool::after_fork_in_child();
   CallFutureSlab::after_fork_in_child();
   CallFuturePool::after_fork_in_child();

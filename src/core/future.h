@@ -56,6 +56,10 @@ class Future {
   [[nodiscard]] virtual bool is_inside() const noexcept = 0;
   // end_future_handle: the handle is gone; waiters on it return INVALID_HANDLE.
   virtual void end_future_handle() = 0;
+  // quiet_to_drop: dropping the last reference to this future would run no user code
+  // (no result left to drop, no notice, no nested scope) and nothing of it can change
+  // any more: FutureGraveyard may put the drop off. False by default.
+  [[nodiscard]] virtual bool quiet_to_drop() const noexcept { return false; }
 
  protected:
   Future() = default;

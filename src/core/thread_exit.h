@@ -18,7 +18,8 @@
 namespace tether {
 
 // Cleanup: what runs at a thread's end, in this order.
-enum class Cleanup { ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
+// FutureGraveyard first: what it drops goes back to the pools after it.
+enum class Cleanup { FutureGraveyard, ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
 
 // arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
 // that runs is allowed). False when it could not be armed (no memory): fn will not run,
@@ -42,6 +43,8 @@ class ThreadLocalSlot {
     state_ = kLive;
     return ptr();
   }
+  // peek: the T if it was made and is not destroyed; never makes one.
+  T* peek() noexcept { return state_ == kLive ? ptr() : nullptr; }
   // destroy: the cleanup's body. Later get()s return null (a thread-local destructor of
   // the application may call in after it).
   void destroy() noexcept {

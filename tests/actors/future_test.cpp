@@ -130,6 +130,46 @@ TEST(Future, TakeResultOnce) {
   EXPECT_EQ(2, drops.get());
 }
 
+// The same on an actor call's future (a CallFuture): a taken result is the caller's; one
+// nobody took is dropped once, when the future goes (not at this thread's next wait: a
+// future whose drop would run user code is never put off, core/future_graveyard.h).
+TEST(Future, ActorCallTakeResultOnce) {
+  Counter drops;
+  ActorState st;
+  const tether_actor_options o = actor_options("take-once");
+  Actor a;
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  auto set_result = [&](int value) {
+    return [&drops, value](tether_task *t, void *) {
+      return tether_task_set_result(t, new Result{value, &drops}, result_drop);
+    };
+  };
+  for (int round = 0; round < 3; ++round) {  // a graveyard with entries from the rounds before
+    Future taken, untaken;
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, set_result(42), nullptr, taken.out()));
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, set_result(1), nullptr, untaken.out()));
+    ASSERT_EQ(TETHER_SUCCEEDED, taken.outcome());
+    void *out = nullptr;
+    ASSERT_EQ(TETHER_OK, tether_future_take_result(taken.get(), &out));
+    ASSERT_NE(nullptr, out);
+    void *again = reinterpret_cast<void *>(1);
+    EXPECT_EQ(TETHER_E_WRONG_STATE, tether_future_take_result(taken.get(), &again));
+    EXPECT_EQ(nullptr, again);
+    EXPECT_EQ(TETHER_OK, taken.release());
+    ASSERT_EQ(TETHER_SUCCEEDED, untaken.outcome());
+    EXPECT_EQ(round, drops.get()) << "a taken result is the caller's";
+    EXPECT_EQ(TETHER_OK, untaken.release());
+    // Dropped by the release, or by the lane if it still held the call (a bounded wait,
+    // not this thread's next wait: nothing on this thread waits on a future meanwhile).
+    EXPECT_TRUE(drops.wait_for(round + 1, kLong)) << "an untaken result is dropped once its future goes";
+    EXPECT_EQ(42, static_cast<Result *>(out)->value);
+    delete static_cast<Result *>(out);
+  }
+  EXPECT_EQ(TETHER_OK, a.release());
+  EXPECT_EQ(3, drops.get());
+  EXPECT_EQ(1, st.dtors.get());
+}
+
 // take_result with a NULL out is TETHER_E_INVALID_ARGUMENT and must not consume the
 // result: a later take gets it, and nothing is leaked or dropped.
 TEST(Future, TakeResultWithNullOutDoesNotConsumeTheResult) {
