@@ -563,10 +563,19 @@ class CallLedger {
     const char* queue;        // "mailbox"
     [[nodiscard]] std::string str() const { return std::string(owner_kind) + " '" + owner + "' " + queue; }
   };
-  // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
-  // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
-  // would have waited. Throws StatusError naming the queue.
-  void admit_or_throw(Deadline room, bool inside, const QueueName& queue);
+  // admit_or_throw: admit, as a caller sees it: from the inside (inside(): the caller is
+  // the thread that would have to make room) a full queue never waits and is
+  // TETHER_E_DEADLOCK when the caller would have waited. Throws StatusError naming the
+  // queue. Inline for an unbounded queue (a count, nothing to wait for, inside() not
+  // asked): every call with a future passes here.
+  template <class Inside>
+  void admit_or_throw(Deadline room, Inside&& inside, const QueueName& queue) {
+    if (capacity_ == 0) {
+      admitted_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    admit_bounded_or_throw(room, inside(), queue);
+  }
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
   // end_handle: the owner's handle was released: producers waiting for room return
@@ -635,6 +644,7 @@ class CallLedger {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
   [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
+  void admit_bounded_or_throw(Deadline room, bool inside, const QueueName& queue);
 
   // KeptErrors: made at the first fire-and-forget failure (most ledgers never see one).
   struct KeptErrors {
@@ -4453,7 +4463,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
+  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name_, "mailbox"});
   std::shared_ptr<Future> future;
   Call* c;
   try {
@@ -4939,7 +4949,7 @@ int32_t CallLedger::admit(Deadline deadline) {
   }
 }
 
-void CallLedger::admit_or_throw(Deadline room, bool inside, const QueueName& queue) {
+void CallLedger::admit_bounded_or_throw(Deadline room, bool inside, const QueueName& queue) {
   int32_t admitted = admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   switch (admitted) {
@@ -6544,7 +6554,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
     ~UserHold() { executor->drop_user(false); }
   } hold{this};
 
-  ledger_.admit_or_throw(room, lane_->is_inside(), {"executor", options_.name, "queue"});
+  ledger_.admit_or_throw(room, [&] { return lane_->is_inside(); }, {"executor", options_.name, "queue"});
   std::shared_ptr<Scope> future;
   Call* call;
   try {

@@ -328,7 +328,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, lane->is_inside(), {"actor", name_, "mailbox"});
+  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name_, "mailbox"});
   std::shared_ptr<Future> future;
   Call* c;
   try {

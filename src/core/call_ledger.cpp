@@ -51,7 +51,7 @@ int32_t CallLedger::admit(Deadline deadline) {
   }
 }
 
-void CallLedger::admit_or_throw(Deadline room, bool inside, const QueueName& queue) {
+void CallLedger::admit_bounded_or_throw(Deadline room, bool inside, const QueueName& queue) {
   int32_t admitted = admit(inside ? Deadline::after(0) : room);
   if (admitted == TETHER_E_QUEUE_FULL && inside && !room.never_blocks()) admitted = TETHER_E_DEADLOCK;
   switch (admitted) {

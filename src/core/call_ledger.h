@@ -76,10 +76,19 @@ class CallLedger {
     const char* queue;        // "mailbox"
     [[nodiscard]] std::string str() const { return std::string(owner_kind) + " '" + owner + "' " + queue; }
   };
-  // admit_or_throw: admit, as a caller sees it: from the inside (the thread that would
-  // have to make room) a full queue never waits and is TETHER_E_DEADLOCK when the caller
-  // would have waited. Throws StatusError naming the queue.
-  void admit_or_throw(Deadline room, bool inside, const QueueName& queue);
+  // admit_or_throw: admit, as a caller sees it: from the inside (inside(): the caller is
+  // the thread that would have to make room) a full queue never waits and is
+  // TETHER_E_DEADLOCK when the caller would have waited. Throws StatusError naming the
+  // queue. Inline for an unbounded queue (a count, nothing to wait for, inside() not
+  // asked): every call with a future passes here.
+  template <class Inside>
+  void admit_or_throw(Deadline room, Inside&& inside, const QueueName& queue) {
+    if (capacity_ == 0) {
+      admitted_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    admit_bounded_or_throw(room, inside(), queue);
+  }
   // leave: a queued call started, or will never run; wakes a producer waiting for room.
   void leave() noexcept;
   // end_handle: the owner's handle was released: producers waiting for room return
@@ -148,6 +157,7 @@ class CallLedger {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
   [[nodiscard]] uint64_t fast_admitted_locked() const noexcept;
+  void admit_bounded_or_throw(Deadline room, bool inside, const QueueName& queue);
 
   // KeptErrors: made at the first fire-and-forget failure (most ledgers never see one).
   struct KeptErrors {

@@ -91,7 +91,7 @@ std::shared_ptr<Scope> Executor::submit(tether_fn fn, UserArg arg, bool want_fut
     ~UserHold() { executor->drop_user(false); }
   } hold{this};
 
-  ledger_.admit_or_throw(room, lane_->is_inside(), {"executor", options_.name, "queue"});
+  ledger_.admit_or_throw(room, [&] { return lane_->is_inside(); }, {"executor", options_.name, "queue"});
   std::shared_ptr<Scope> future;
   Call* call;
   try {
