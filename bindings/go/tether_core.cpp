@@ -3691,6 +3691,20 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
   return true;
 }
 
+// Inline: a layer every call passes through, whose by-value arguments would otherwise be
+// moved once more on the way.
+inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                          Deadline room, SenderSource* senders) {
+  if (senders != nullptr && fast_path_applies(group, want_future)) {
+    Sender* sender = senders->sender_for(*this);
+    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
+      (void)arg.release();  // the call owns it now
+      return nullptr;
+    }
+  }
+  return call_general(group, m, std::move(arg), want_future, room);
+}
+
 }  // namespace tether
 // ---- end of core/actor.h ----
 
@@ -4423,18 +4437,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   actor->accept();  // the constructor is a call too
   actor->default_lane_->push(ctor_call.release());
   return actor->origin_.actor;
-}
-
-std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
-                                   Deadline room, SenderSource* senders) {
-  if (senders != nullptr && fast_path_applies(group, want_future)) {
-    Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
-      (void)arg.release();  // the call owns it now
-      return nullptr;
-    }
-  }
-  return call_general(group, m, std::move(arg), want_future, room);
 }
 
 std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
@@ -6765,7 +6767,13 @@ class HandleTable {
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void reject_id(Kind kind, uint64_t id);
   // miss_locked: why slot (locked) does not hold id's object, or kNone when it does.
-  [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept;
+  // Inline: every lookup asks, and a hit is four compares.
+  [[nodiscard]] static Miss miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
+    const auto generation = static_cast<uint32_t>(id >> kIndexBits);  // the kind bits fall off
+    if (slot.generation != generation || !slot.object || slot.kind != kind) [[unlikely]] return Miss::kReleased;
+    if (slot.epoch != fork_epoch()) [[unlikely]] return Miss::kForked;
+    return Miss::kNone;
+  }
   [[noreturn]] static void throw_miss(Miss miss, Kind kind);
   [[nodiscard]] Slot& slot_at(uint32_t index) const noexcept {
     return chunks_[index / kChunkSlots].load(std::memory_order_acquire)[index % kChunkSlots];
@@ -7229,13 +7237,6 @@ void HandleTable::reject_id(Kind kind, uint64_t id) {
     }
   }
   invalid(kind, "handle is not one the library gave out");
-}
-
-HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
-  const auto generation = static_cast<uint32_t>(id >> kIndexBits);  // the kind bits fall off
-  if (slot.generation != generation || !slot.object || slot.kind != kind) return Miss::kReleased;
-  if (slot.epoch != fork_epoch()) return Miss::kForked;
-  return Miss::kNone;
 }
 
 void HandleTable::throw_miss(Miss miss, Kind kind) {

@@ -290,18 +290,6 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   return actor->origin_.actor;
 }
 
-std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
-                                   Deadline room, SenderSource* senders) {
-  if (senders != nullptr && fast_path_applies(group, want_future)) {
-    Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
-      (void)arg.release();  // the call owns it now
-      return nullptr;
-    }
-  }
-  return call_general(group, m, std::move(arg), want_future, room);
-}
-
 std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                            Deadline room) {
   Lane* lane = &this->lane(group);

@@ -318,4 +318,18 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
   return true;
 }
 
+// Inline: a layer every call passes through, whose by-value arguments would otherwise be
+// moved once more on the way.
+inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
+                                          Deadline room, SenderSource* senders) {
+  if (senders != nullptr && fast_path_applies(group, want_future)) {
+    Sender* sender = senders->sender_for(*this);
+    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
+      (void)arg.release();  // the call owns it now
+      return nullptr;
+    }
+  }
+  return call_general(group, m, std::move(arg), want_future, room);
+}
+
 }  // namespace tether

@@ -94,13 +94,6 @@ void HandleTable::reject_id(Kind kind, uint64_t id) {
   invalid(kind, "handle is not one the library gave out");
 }
 
-HandleTable::Miss HandleTable::miss_locked(const Slot& slot, Kind kind, uint64_t id) noexcept {
-  const auto generation = static_cast<uint32_t>(id >> kIndexBits);  // the kind bits fall off
-  if (slot.generation != generation || !slot.object || slot.kind != kind) return Miss::kReleased;
-  if (slot.epoch != fork_epoch()) return Miss::kForked;
-  return Miss::kNone;
-}
-
 void HandleTable::throw_miss(Miss miss, Kind kind) {
   if (miss == Miss::kForked) {
     throw StatusError(TETHER_E_FORKED, std::string(kind_name(kind)) +
