@@ -3506,8 +3506,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] bool is_inside() const noexcept;
 
   // The library's own work on the actor (compiled graph steps: compiled_graph.cpp, graph_hosts.cpp):
-  // lane: the lane of group (null: the default thread). Throws StatusError(NOT_FOUND).
-  [[nodiscard]] Lane& lane(const char* group) const;
+  // lane: the lane of group (null: the default thread, inline: most calls). Throws
+  // StatusError(NOT_FOUND).
+  [[nodiscard]] Lane& lane(const char* group) const { return group == nullptr ? *default_lane_ : group_lane(group); }
   // post: queues c on lane (one of this actor's) as the actor's work, counted like a call,
   // so the destructor waits for it and a stop CANCEL cancels it; c then calls
   // settle_posted() once it has run or been cancelled. False once the actor is stopping:
@@ -3593,6 +3594,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   std::shared_ptr<Future> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                        Deadline room);
+  [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
@@ -4487,8 +4489,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   return future;
 }
 
-Lane& Actor::lane(const char* group) const {
-  if (group == nullptr) return *default_lane_;
+Lane& Actor::group_lane(const char* group) const {
   for (const Group& g : groups()) {
     if (g.name == group) return *g.lane;
   }

@@ -338,8 +338,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   return future;
 }
 
-Lane& Actor::lane(const char* group) const {
-  if (group == nullptr) return *default_lane_;
+Lane& Actor::group_lane(const char* group) const {
   for (const Group& g : groups()) {
     if (g.name == group) return *g.lane;
   }
