@@ -3971,7 +3971,7 @@ class CallFuture : public Call, public Future {
   // Future.
   [[nodiscard]] int32_t state() const noexcept final { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool waits_for_nothing() const noexcept final {
-    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+    return seen_state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
   }
   [[nodiscard]] int32_t wait_done(Deadline deadline) final;
   [[nodiscard]] ErrorPtr first_error() const final;
@@ -4029,6 +4029,10 @@ class CallFuture : public Call, public Future {
   // announce: after a terminal change, unlocked: wakes waiters, then runs due.
   void announce(NoticeList::Due&& due);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
+  // seen_state: state(), from the waiters' line once settled_ is set (the settled copy).
+  [[nodiscard]] int32_t seen_state() const noexcept {
+    return settled_.load(std::memory_order_acquire) ? settled_state_ : state();
+  }
   Cold& cold_locked();  // throws std::bad_alloc
 
   // Layout, line by line (a 64-byte-aligned CallFuturePool block: the shared_ptr's
@@ -4039,8 +4043,8 @@ class CallFuture : public Call, public Future {
   //   1: the Call's claim count, then what the caller sets once and the running side reads.
   //   2: the waiters' line: what the caller reads and writes as it waits, takes and lets
   //      go. The running side never reads it, and writes it once per call, after its
-  //      terminal store: settled_ (answer_spin.h, "always"), and the error of a call that
-  //      did not succeed just before.
+  //      terminal store: the settled copy of the answer and settled_ (answer_spin.h,
+  //      "always"), and the error of a call that did not succeed just before.
   //   3: the answer and the state: what the running side reads and writes as it runs and
   //      ends the call (its lock, the stop request, the cold part), read by the caller
   //      once it is settled.
@@ -4061,11 +4065,18 @@ class CallFuture : public Call, public Future {
   // scope lives as long as this).
   std::atomic<const Scope*> nested_{nullptr};
   ErrorPtr error_;  // written (under mutex_) only for a call that did not succeed
+  // The settled copy: the answer as the waiters' line holds it, written once by the
+  // running side before settled_'s release store, read only after an acquire load of
+  // settled_ that saw it set: the caller's way from the answer to its next call (wait,
+  // take, release) then reads no line of the call but this one.
+  void* settled_result_ = nullptr;         // result_.get()
+  int32_t settled_state_ = TETHER_PENDING;  // the terminal state
   std::atomic<bool> settled_{false};       // answer_spin.h ("always"): set after every terminal store
   std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};  // one taker wins the result
   const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
-  [[maybe_unused]] char line2_end_[20] = {};  // the rest of line 2
+  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take
+  [[maybe_unused]] char line2_end_[7] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
   mutable WordMutex mutex_;
@@ -5168,6 +5179,8 @@ CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
   constexpr auto line = [](size_t offset) { return (16 + offset) / 64; };
   static_assert(sizeof(void*) != 8 || (line(offsetof(CallFuture, settled_)) == 2 &&
+                                       line(offsetof(CallFuture, settled_result_)) == 2 &&
+                                       line(offsetof(CallFuture, settled_quiet_)) == 2 &&
                                        line(offsetof(CallFuture, error_)) == 2 &&
                                        line(offsetof(CallFuture, result_taken_)) == 2),
                 "call_future.h: Layout: the waiters' line");
@@ -5296,14 +5309,21 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
 
 void CallFuture::announce(NoticeList::Due&& due) {
   wakeups_.notify_all();
-  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle_always(settled_);  // E3 (answer_spin.h)
+  if (state() >= TETHER_SUCCEEDED) {
+    // E3 (answer_spin.h), once: only the thread that made the call terminal announces
+    // it. The settled copy first (all of it final now), then settled_ publishes it.
+    settled_state_ = state_.load(std::memory_order_relaxed);
+    settled_result_ = result_.get();
+    settled_quiet_ = !cold_ && result_.drop_fn() == nullptr;
+    AnswerSpin::settle_always(settled_);
+  }
   NoticeList::run(std::move(due));
 }
 
 int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
-  if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+  if (!deadline.never_blocks() && seen_state() < TETHER_SUCCEEDED && !is_inside()) {
     FutureGraveyard::waited(/*pending=*/true);  // drains it while the answer is on its way
     AnswerSpin::spin(partner_, nullptr, settled_, state_, deadline);
   }
@@ -5320,12 +5340,14 @@ int32_t CallFuture::wait_done(Deadline deadline) {
 }
 
 ErrorPtr CallFuture::first_error() const {
-  if (state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
+  if (seen_state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
   return error_;
 }
 
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
+  // acquire (settled_, or state_): pairs with announce's store, or complete_locked's.
+  const bool settled = settled_.load(std::memory_order_acquire);
+  if ((settled ? settled_state_ : state()) != TETHER_SUCCEEDED) {
     *why = NoResult::kNotSucceeded;
     return TETHER_E_WRONG_STATE;
   }
@@ -5333,13 +5355,14 @@ int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
     *why = NoResult::kTaken;
     return TETHER_E_WRONG_STATE;
   }
-  *out = result_.get();  // result_ itself stays as it is (see the class comment)
+  *out = settled ? settled_result_ : result_.get();  // result_ itself stays (see the class comment)
   return TETHER_OK;
 }
 
 bool CallFuture::quiet_to_drop() const noexcept {
   // Terminal (acquire): cold_ and result_ are final (cold_ is made only before the end,
   // under mutex_; result_ is never written after it).
+  if (settled_.load(std::memory_order_acquire)) return settled_quiet_ || result_taken_.load(std::memory_order_acquire);
   if (state() < TETHER_SUCCEEDED || cold_) return false;
   return result_.drop_fn() == nullptr || result_taken_.load(std::memory_order_acquire);
 }
@@ -5387,7 +5410,7 @@ bool CallFuture::is_inside() const noexcept {
 }
 
 void CallFuture::end_future_handle() {
-  if (state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
+  if (seen_state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
     handle_ended_.store(true, std::memory_order_release);
     return;
   }

@@ -69,6 +69,8 @@ CallFuture::CallFuture(const void* owner, CallLedger* ledger, const std::atomic<
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
   constexpr auto line = [](size_t offset) { return (16 + offset) / 64; };
   static_assert(sizeof(void*) != 8 || (line(offsetof(CallFuture, settled_)) == 2 &&
+                                       line(offsetof(CallFuture, settled_result_)) == 2 &&
+                                       line(offsetof(CallFuture, settled_quiet_)) == 2 &&
                                        line(offsetof(CallFuture, error_)) == 2 &&
                                        line(offsetof(CallFuture, result_taken_)) == 2),
                 "call_future.h: Layout: the waiters' line");
@@ -197,14 +199,21 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
 
 void CallFuture::announce(NoticeList::Due&& due) {
   wakeups_.notify_all();
-  if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle_always(settled_);  // E3 (answer_spin.h)
+  if (state() >= TETHER_SUCCEEDED) {
+    // E3 (answer_spin.h), once: only the thread that made the call terminal announces
+    // it. The settled copy first (all of it final now), then settled_ publishes it.
+    settled_state_ = state_.load(std::memory_order_relaxed);
+    settled_result_ = result_.get();
+    settled_quiet_ = !cold_ && result_.drop_fn() == nullptr;
+    AnswerSpin::settle_always(settled_);
+  }
   NoticeList::run(std::move(due));
 }
 
 int32_t CallFuture::wait_done(Deadline deadline) {
   // Spin briefly before parking (answer_spin.h): a call is often answered within
   // microseconds, and then costs no futex wake-up on either side.
-  if (!deadline.never_blocks() && state() < TETHER_SUCCEEDED && !is_inside()) {
+  if (!deadline.never_blocks() && seen_state() < TETHER_SUCCEEDED && !is_inside()) {
     FutureGraveyard::waited(/*pending=*/true);  // drains it while the answer is on its way
     AnswerSpin::spin(partner_, nullptr, settled_, state_, deadline);
   }
@@ -221,12 +230,14 @@ int32_t CallFuture::wait_done(Deadline deadline) {
 }
 
 ErrorPtr CallFuture::first_error() const {
-  if (state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
+  if (seen_state() < TETHER_SUCCEEDED) return nullptr;  // acquire: error_ is final once terminal
   return error_;
 }
 
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
-  if (state() != TETHER_SUCCEEDED) {  // acquire: pairs with complete_locked's store
+  // acquire (settled_, or state_): pairs with announce's store, or complete_locked's.
+  const bool settled = settled_.load(std::memory_order_acquire);
+  if ((settled ? settled_state_ : state()) != TETHER_SUCCEEDED) {
     *why = NoResult::kNotSucceeded;
     return TETHER_E_WRONG_STATE;
   }
@@ -234,13 +245,14 @@ int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
     *why = NoResult::kTaken;
     return TETHER_E_WRONG_STATE;
   }
-  *out = result_.get();  // result_ itself stays as it is (see the class comment)
+  *out = settled ? settled_result_ : result_.get();  // result_ itself stays (see the class comment)
   return TETHER_OK;
 }
 
 bool CallFuture::quiet_to_drop() const noexcept {
   // Terminal (acquire): cold_ and result_ are final (cold_ is made only before the end,
   // under mutex_; result_ is never written after it).
+  if (settled_.load(std::memory_order_acquire)) return settled_quiet_ || result_taken_.load(std::memory_order_acquire);
   if (state() < TETHER_SUCCEEDED || cold_) return false;
   return result_.drop_fn() == nullptr || result_taken_.load(std::memory_order_acquire);
 }
@@ -288,7 +300,7 @@ bool CallFuture::is_inside() const noexcept {
 }
 
 void CallFuture::end_future_handle() {
-  if (state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
+  if (seen_state() >= TETHER_SUCCEEDED) {  // no wait parks any more: no lock, nobody to wake
     handle_ended_.store(true, std::memory_order_release);
     return;
   }

@@ -70,7 +70,7 @@ class CallFuture : public Call, public Future {
   // Future.
   [[nodiscard]] int32_t state() const noexcept final { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] bool waits_for_nothing() const noexcept final {
-    return state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
+    return seen_state() >= TETHER_SUCCEEDED && !handle_ended_.load(std::memory_order_acquire);
   }
   [[nodiscard]] int32_t wait_done(Deadline deadline) final;
   [[nodiscard]] ErrorPtr first_error() const final;
@@ -128,6 +128,10 @@ class CallFuture : public Call, public Future {
   // announce: after a terminal change, unlocked: wakes waiters, then runs due.
   void announce(NoticeList::Due&& due);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
+  // seen_state: state(), from the waiters' line once settled_ is set (the settled copy).
+  [[nodiscard]] int32_t seen_state() const noexcept {
+    return settled_.load(std::memory_order_acquire) ? settled_state_ : state();
+  }
   Cold& cold_locked();  // throws std::bad_alloc
 
   // Layout, line by line (a 64-byte-aligned CallFuturePool block: the shared_ptr's
@@ -138,8 +142,8 @@ class CallFuture : public Call, public Future {
   //   1: the Call's claim count, then what the caller sets once and the running side reads.
   //   2: the waiters' line: what the caller reads and writes as it waits, takes and lets
   //      go. The running side never reads it, and writes it once per call, after its
-  //      terminal store: settled_ (answer_spin.h, "always"), and the error of a call that
-  //      did not succeed just before.
+  //      terminal store: the settled copy of the answer and settled_ (answer_spin.h,
+  //      "always"), and the error of a call that did not succeed just before.
   //   3: the answer and the state: what the running side reads and writes as it runs and
   //      ends the call (its lock, the stop request, the cold part), read by the caller
   //      once it is settled.
@@ -160,11 +164,18 @@ class CallFuture : public Call, public Future {
   // scope lives as long as this).
   std::atomic<const Scope*> nested_{nullptr};
   ErrorPtr error_;  // written (under mutex_) only for a call that did not succeed
+  // The settled copy: the answer as the waiters' line holds it, written once by the
+  // running side before settled_'s release store, read only after an acquire load of
+  // settled_ that saw it set: the caller's way from the answer to its next call (wait,
+  // take, release) then reads no line of the call but this one.
+  void* settled_result_ = nullptr;         // result_.get()
+  int32_t settled_state_ = TETHER_PENDING;  // the terminal state
   std::atomic<bool> settled_{false};       // answer_spin.h ("always"): set after every terminal store
   std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};  // one taker wins the result
   const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
-  [[maybe_unused]] char line2_end_[20] = {};  // the rest of line 2
+  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take
+  [[maybe_unused]] char line2_end_[7] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
   mutable WordMutex mutex_;
