@@ -37,7 +37,7 @@ class CallFuture::NestedEnd {
       if (call.terminal_locked()) return;  // cannot happen: only this notice ends a call with nested threads
       due = call.complete_locked(terminal, std::move(first));
     }
-    call.announce(std::move(due));
+    call.announce(std::move(due), /*ended=*/true);
   }
   static void drop(void* raw) noexcept { delete static_cast<NestedEnd*>(raw); }
 
@@ -118,7 +118,7 @@ bool CallFuture::finish(ErrorPtr err, Scope* nested) {
     }
     due = complete_locked(terminal, std::move(err));
   }
-  announce(std::move(due));
+  announce(std::move(due), /*ended=*/true);
   return true;
 }
 
@@ -132,7 +132,7 @@ void CallFuture::fail_pending(ErrorPtr e) {
     due = complete_locked(TETHER_FAILED, std::move(e));
   }
   dropped.reset();  // the call never runs: its arg goes now, unlocked
-  announce(std::move(due));
+  announce(std::move(due), /*ended=*/true);
 }
 
 void CallFuture::cancel_queued() noexcept {
@@ -146,6 +146,7 @@ void CallFuture::request_cancel() {
   NoticeList::Due due;
   UserArg dropped;
   std::shared_ptr<Scope> nested;
+  bool ended = false;
   {
     std::lock_guard lock(mutex_);
     if (terminal_locked()) return;
@@ -153,13 +154,14 @@ void CallFuture::request_cancel() {
     if (state_.load(std::memory_order_relaxed) == TETHER_PENDING) {
       dropped = UserArg(arg_, arg_drop_);
       due = complete_locked(TETHER_CANCELLED, nullptr);
+      ended = true;
     } else if (cold_) {
       nested = cold_->nested;
     }
   }
   dropped.reset();  // the call never runs: its arg goes now, unlocked
   if (nested) nested->cancel();  // its threads stop; its end ends the call CANCELLED
-  announce(std::move(due));
+  announce(std::move(due), ended);
 }
 
 void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
@@ -197,11 +199,12 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
   return cold_ ? cold_->notices.take() : NoticeList::Due();
 }
 
-void CallFuture::announce(NoticeList::Due&& due) {
+void CallFuture::announce(NoticeList::Due&& due, bool ended) {
   wakeups_.notify_all();
-  if (state() >= TETHER_SUCCEEDED) {
-    // E3 (answer_spin.h), once: only the thread that made the call terminal announces
-    // it. The settled copy first (all of it final now), then settled_ publishes it.
+  if (ended) {
+    // E3 (answer_spin.h), by the one thread that made the call terminal (a cancel that
+    // raced the end does not: it passes ended false). The settled copy first (all of it
+    // final now), then settled_ publishes it.
     settled_state_ = state_.load(std::memory_order_relaxed);
     settled_result_ = result_.get();
     settled_quiet_ = !cold_ && result_.drop_fn() == nullptr;

@@ -125,8 +125,9 @@ class CallFuture : public Call, public Future {
   // complete_locked: the terminal change: counts the call, stores err (a cancellation's
   // own when null and CANCELLED), then the state. Returns the notices to run unlocked.
   [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err) noexcept;
-  // announce: after a terminal change, unlocked: wakes waiters, then runs due.
-  void announce(NoticeList::Due&& due);
+  // announce: after a change, unlocked: wakes waiters, then runs due; ended: this thread
+  // made the call terminal (it alone writes the settled copy and settled_).
+  void announce(NoticeList::Due&& due, bool ended);
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
   // seen_state: state(), from the waiters' line once settled_ is set (the settled copy).
   [[nodiscard]] int32_t seen_state() const noexcept {
