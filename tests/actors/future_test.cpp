@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 #include "actors_support.h"
 
@@ -167,6 +168,46 @@ TEST(Future, ActorCallTakeResultOnce) {
   }
   EXPECT_EQ(TETHER_OK, a.release());
   EXPECT_EQ(3, drops.get());
+  EXPECT_EQ(1, st.dtors.get());
+}
+
+// A cancel racing the end of a running actor call, while the caller waits: the call ends
+// once, SUCCEEDED or CANCELLED, and what the waiter, the take and the release see agrees
+// with that end (a cancel that comes after the end, or during it, changes nothing; under
+// ThreadSanitizer this also checks that only the ending thread publishes the answer).
+TEST(Future, ActorCallCancelRacingItsEnd) {
+  ActorState st;
+  const tether_actor_options o = actor_options("cancel-race");
+  Actor a;
+  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+  int succeeded = 0, cancelled = 0;
+  for (int round = 0; round < 300; ++round) {
+    Gate started;
+    Future f;
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&started, round](tether_task *t, void *) {
+                started.set();
+                return tether_task_set_result(t, reinterpret_cast<void *>(static_cast<intptr_t>(round + 1)), nullptr);
+              }, nullptr, f.out()));
+    ASSERT_TRUE(started.wait_for(kLong));
+    std::thread canceller([&] { EXPECT_EQ(TETHER_OK, tether_future_cancel(f.get())); });
+    ASSERT_EQ(TETHER_OK, f.wait(kLongNs));
+    canceller.join();
+    const int32_t end = f.state();
+    void *out = nullptr;
+    if (end == TETHER_SUCCEEDED) {
+      ++succeeded;
+      EXPECT_EQ(TETHER_OK, tether_future_take_result(f.get(), &out));
+      EXPECT_EQ(reinterpret_cast<void *>(static_cast<intptr_t>(round + 1)), out);
+    } else {
+      ++cancelled;
+      EXPECT_EQ(TETHER_CANCELLED, end) << "a method that returned OK ends SUCCEEDED or, asked to stop, CANCELLED";
+      EXPECT_EQ(TETHER_E_WRONG_STATE, tether_future_take_result(f.get(), &out));
+    }
+    EXPECT_EQ(end, f.state()) << "it ended once";
+    EXPECT_EQ(TETHER_OK, f.release());
+  }
+  EXPECT_EQ(300, succeeded + cancelled);
+  EXPECT_EQ(TETHER_OK, a.release());
   EXPECT_EQ(1, st.dtors.get());
 }
 
