@@ -25,6 +25,15 @@ struct Graveyard {
 };
 
 TETHER_HOT_TLS constinit thread_local ThreadLocalSlot<Graveyard, Cleanup::FutureGraveyard> t_graveyard;
+
+// Abandoned: what a forked child's forking thread had put off: the parent's futures,
+// never dropped there (fork_guard.h). Written only by the child handler, while the child
+// has one thread.
+struct Abandoned {
+  Abandoned* next;
+  std::shared_ptr<Future> entries[FutureGraveyard::kEntries];
+};
+constinit Abandoned* g_abandoned = nullptr;
 TETHER_HOT_TLS constinit thread_local bool t_last_wait_pending = false;
 void destroy_graveyard() noexcept { t_graveyard.destroy(); }
 
@@ -50,11 +59,14 @@ void FutureGraveyard::drain() noexcept {
 
 void FutureGraveyard::after_fork_in_child() noexcept {
   Graveyard* g = t_graveyard.peek();
-  if (g == nullptr) return;
-  for (size_t i = 0; i < g->count; ++i) {
-    // Never dropped: the reference is moved into a block nobody frees.
-    (void)new (std::nothrow) std::shared_ptr<Future>(std::move(g->entries[i]));
-    if (g->entries[i]) (void)new (&g->entries[i]) std::shared_ptr<Future>();  // no memory: forgotten in place
+  if (g == nullptr || g->count == 0) return;
+  // Kept for good, reachable (a leak checker in the child sees them held, not lost):
+  // moved into a block that g_abandoned's list keeps and nothing ever frees or drops.
+  if (auto* kept = new (std::nothrow) Abandoned{g_abandoned, {}}) {
+    for (size_t i = 0; i < g->count; ++i) kept->entries[i] = std::move(g->entries[i]);
+    g_abandoned = kept;
+  } else {
+    for (size_t i = 0; i < g->count; ++i) (void)new (&g->entries[i]) std::shared_ptr<Future>();  // forgotten in place
   }
   g->count = 0;
 }
