@@ -203,11 +203,15 @@ void CallFuture::announce(NoticeList::Due&& due, bool ended) {
   wakeups_.notify_all();
   if (ended) {
     // E3 (answer_spin.h), by the one thread that made the call terminal (a cancel that
-    // raced the end does not: it passes ended false). The settled copy first (all of it
-    // final now), then settled_ publishes it.
-    settled_state_ = state_.load(std::memory_order_relaxed);
-    settled_result_ = result_.get();
-    settled_quiet_ = !cold_ && result_.drop_fn() == nullptr;
+    // raced the end does not: it passes ended false). The settled copy first, then
+    // settled_ publishes it. Only a SUCCEEDED call's result is final here: one that
+    // failed may still be running (its nested threads failed it at once), its method
+    // free to set a result the destructor will drop; so its copy says not quiet.
+    const int32_t terminal = state_.load(std::memory_order_relaxed);
+    const bool final_result = terminal == TETHER_SUCCEEDED;
+    settled_state_ = terminal;
+    settled_result_ = final_result ? result_.get() : nullptr;
+    settled_quiet_ = final_result && !cold_ && result_.drop_fn() == nullptr;
     AnswerSpin::settle_always(settled_);
   }
   NoticeList::run(std::move(due));
@@ -253,10 +257,10 @@ int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
 }
 
 bool CallFuture::quiet_to_drop() const noexcept {
-  // Terminal (acquire): cold_ and result_ are final (cold_ is made only before the end,
-  // under mutex_; result_ is never written after it).
   if (settled_.load(std::memory_order_acquire)) return settled_quiet_ || result_taken_.load(std::memory_order_acquire);
-  if (state() < TETHER_SUCCEEDED || cold_) return false;
+  // Not announced yet: only a SUCCEEDED call's result is final (see announce); cold_ is
+  // (made only before the end, under mutex_; the acquire of state_ sees it).
+  if (state() != TETHER_SUCCEEDED || cold_) return false;
   return result_.drop_fn() == nullptr || result_taken_.load(std::memory_order_acquire);
 }
 

@@ -38,6 +38,9 @@
 // SUCCEEDED (try_take_result: the acquire of state_ orders it after every write), and
 // never written after: a take marks it taken (result_taken_) and the destructor lets go
 // of a taken result without dropping it, so quiet_to_drop may read it from any thread.
+// A call that ended otherwise (FAILED at once by a nested thread) may still be running
+// its method, which may still set a result: nothing but the destructor reads result_
+// then (the settled copy and quiet_to_drop look at it only after SUCCEEDED).
 // error_ is written under mutex_ before the terminal store and never after: read without
 // the lock once terminal.
 #pragma once
@@ -175,7 +178,7 @@ class CallFuture : public Call, public Future {
   std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};  // one taker wins the result
   const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
-  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take
+  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take (SUCCEEDED only)
   [[maybe_unused]] char line2_end_[7] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
