@@ -5091,11 +5091,12 @@ CallStats CallLedger::stats() const noexcept {
 // else is dropped at once, as before. And only by a thread whose latest wait found its
 // future still pending (waited): a thread that finds its answers ready (1,024 calls in
 // flight, then their answers) has no wait to hide the drops in, and putting them off
-// only batched them: measured 2026-12-05, such a burst 178-183 -> 189-191 ns a call across
-// CPUs and 173-177 -> 186-190 on one CPU when every release put its drop off. What is put off is bounded (kEntries a thread):
-// defer() drains a full graveyard first. A thread's graveyard is drained when it ends
-// (Cleanup::FutureGraveyard, before the pools the blocks go back to). In a forked child,
-// the forking thread's entries are the parent's: left alone for good (fork_guard.h).
+// only batched them: measured 2026-12-05, such a burst 178-183 -> 189-191 ns a call
+// across CPUs and 173-177 -> 186-190 on one CPU when every release put its drop off.
+// What is put off is bounded (kEntries a thread): defer() drains a full graveyard first.
+// A thread's graveyard is drained when it ends (Cleanup::FutureGraveyard, before the
+// pools the blocks go back to). In a forked child, the forking thread's entries are the
+// parent's: kept for good, reachable and never dropped (fork_guard.h).
 //
 // Thread safety: thread-local; only the owning thread touches its entries. A future put
 // off keeps its block allocated (never running) until the drain; nothing else waits on it.
