@@ -4035,7 +4035,7 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
   // seen_state: state(), from the waiters' line once settled_ is set (the settled copy).
   [[nodiscard]] int32_t seen_state() const noexcept {
-    return settled_.load(std::memory_order_acquire) ? settled_state_ : state();
+    return settled_.load(std::memory_order_acquire) ? settled_state_.load(std::memory_order_relaxed) : state();
   }
   Cold& cold_locked();  // throws std::bad_alloc
 
@@ -4072,14 +4072,16 @@ class CallFuture : public Call, public Future {
   // The settled copy: the answer as the waiters' line holds it, written once by the
   // running side before settled_'s release store, read only after an acquire load of
   // settled_ that saw it set: the caller's way from the answer to its next call (wait,
-  // take, release) then reads no line of the call but this one.
-  void* settled_result_ = nullptr;         // result_.get()
-  int32_t settled_state_ = TETHER_PENDING;  // the terminal state
+  // take, release) then reads no line of the call but this one. Relaxed atomics (plain
+  // moves on x86): settled_ orders them, and a compiler that loads one speculatively
+  // beside settled_ (a select for `settled ? copy : state()`) reads no torn value.
+  std::atomic<void*> settled_result_{nullptr};         // result_.get()
+  std::atomic<int32_t> settled_state_{TETHER_PENDING};  // the terminal state
   std::atomic<bool> settled_{false};       // answer_spin.h ("always"): set after every terminal store
   std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};  // one taker wins the result
   const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
-  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take (SUCCEEDED only)
+  std::atomic<bool> settled_quiet_{false};  // quiet_to_drop's answer but for a take (SUCCEEDED only)
   [[maybe_unused]] char line2_end_[7] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
@@ -5324,9 +5326,9 @@ void CallFuture::announce(NoticeList::Due&& due, bool ended) {
     // free to set a result the destructor will drop; so its copy says not quiet.
     const int32_t terminal = state_.load(std::memory_order_relaxed);
     const bool final_result = terminal == TETHER_SUCCEEDED;
-    settled_state_ = terminal;
-    settled_result_ = final_result ? result_.get() : nullptr;
-    settled_quiet_ = final_result && !cold_ && result_.drop_fn() == nullptr;
+    settled_state_.store(terminal, std::memory_order_relaxed);
+    settled_result_.store(final_result ? result_.get() : nullptr, std::memory_order_relaxed);
+    settled_quiet_.store(final_result && !cold_ && result_.drop_fn() == nullptr, std::memory_order_relaxed);
     AnswerSpin::settle_always(settled_);
   }
   NoticeList::run(std::move(due));
@@ -5359,7 +5361,7 @@ ErrorPtr CallFuture::first_error() const {
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
   // acquire (settled_, or state_): pairs with announce's store, or complete_locked's.
   const bool settled = settled_.load(std::memory_order_acquire);
-  if ((settled ? settled_state_ : state()) != TETHER_SUCCEEDED) {
+  if ((settled ? settled_state_.load(std::memory_order_relaxed) : state()) != TETHER_SUCCEEDED) {
     *why = NoResult::kNotSucceeded;
     return TETHER_E_WRONG_STATE;
   }
@@ -5367,12 +5369,15 @@ int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
     *why = NoResult::kTaken;
     return TETHER_E_WRONG_STATE;
   }
-  *out = settled ? settled_result_ : result_.get();  // result_ itself stays (see the class comment)
+  // result_ itself stays (see the class comment); final once SUCCEEDED is seen.
+  *out = settled ? settled_result_.load(std::memory_order_relaxed) : result_.get();
   return TETHER_OK;
 }
 
 bool CallFuture::quiet_to_drop() const noexcept {
-  if (settled_.load(std::memory_order_acquire)) return settled_quiet_ || result_taken_.load(std::memory_order_acquire);
+  if (settled_.load(std::memory_order_acquire)) {
+    return settled_quiet_.load(std::memory_order_relaxed) || result_taken_.load(std::memory_order_acquire);
+  }
   // Not announced yet: only a SUCCEEDED call's result is final (see announce); cold_ is
   // (made only before the end, under mutex_; the acquire of state_ sees it).
   if (state() != TETHER_SUCCEEDED || cold_) return false;

@@ -209,9 +209,9 @@ void CallFuture::announce(NoticeList::Due&& due, bool ended) {
     // free to set a result the destructor will drop; so its copy says not quiet.
     const int32_t terminal = state_.load(std::memory_order_relaxed);
     const bool final_result = terminal == TETHER_SUCCEEDED;
-    settled_state_ = terminal;
-    settled_result_ = final_result ? result_.get() : nullptr;
-    settled_quiet_ = final_result && !cold_ && result_.drop_fn() == nullptr;
+    settled_state_.store(terminal, std::memory_order_relaxed);
+    settled_result_.store(final_result ? result_.get() : nullptr, std::memory_order_relaxed);
+    settled_quiet_.store(final_result && !cold_ && result_.drop_fn() == nullptr, std::memory_order_relaxed);
     AnswerSpin::settle_always(settled_);
   }
   NoticeList::run(std::move(due));
@@ -244,7 +244,7 @@ ErrorPtr CallFuture::first_error() const {
 int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
   // acquire (settled_, or state_): pairs with announce's store, or complete_locked's.
   const bool settled = settled_.load(std::memory_order_acquire);
-  if ((settled ? settled_state_ : state()) != TETHER_SUCCEEDED) {
+  if ((settled ? settled_state_.load(std::memory_order_relaxed) : state()) != TETHER_SUCCEEDED) {
     *why = NoResult::kNotSucceeded;
     return TETHER_E_WRONG_STATE;
   }
@@ -252,12 +252,15 @@ int32_t CallFuture::try_take_result(void** out, NoResult* why) noexcept {
     *why = NoResult::kTaken;
     return TETHER_E_WRONG_STATE;
   }
-  *out = settled ? settled_result_ : result_.get();  // result_ itself stays (see the class comment)
+  // result_ itself stays (see the class comment); final once SUCCEEDED is seen.
+  *out = settled ? settled_result_.load(std::memory_order_relaxed) : result_.get();
   return TETHER_OK;
 }
 
 bool CallFuture::quiet_to_drop() const noexcept {
-  if (settled_.load(std::memory_order_acquire)) return settled_quiet_ || result_taken_.load(std::memory_order_acquire);
+  if (settled_.load(std::memory_order_acquire)) {
+    return settled_quiet_.load(std::memory_order_relaxed) || result_taken_.load(std::memory_order_acquire);
+  }
   // Not announced yet: only a SUCCEEDED call's result is final (see announce); cold_ is
   // (made only before the end, under mutex_; the acquire of state_ sees it).
   if (state() != TETHER_SUCCEEDED || cold_) return false;

@@ -134,7 +134,7 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool terminal_locked() const noexcept { return state_.load(std::memory_order_relaxed) >= TETHER_SUCCEEDED; }
   // seen_state: state(), from the waiters' line once settled_ is set (the settled copy).
   [[nodiscard]] int32_t seen_state() const noexcept {
-    return settled_.load(std::memory_order_acquire) ? settled_state_ : state();
+    return settled_.load(std::memory_order_acquire) ? settled_state_.load(std::memory_order_relaxed) : state();
   }
   Cold& cold_locked();  // throws std::bad_alloc
 
@@ -171,14 +171,16 @@ class CallFuture : public Call, public Future {
   // The settled copy: the answer as the waiters' line holds it, written once by the
   // running side before settled_'s release store, read only after an acquire load of
   // settled_ that saw it set: the caller's way from the answer to its next call (wait,
-  // take, release) then reads no line of the call but this one.
-  void* settled_result_ = nullptr;         // result_.get()
-  int32_t settled_state_ = TETHER_PENDING;  // the terminal state
+  // take, release) then reads no line of the call but this one. Relaxed atomics (plain
+  // moves on x86): settled_ orders them, and a compiler that loads one speculatively
+  // beside settled_ (a select for `settled ? copy : state()`) reads no torn value.
+  std::atomic<void*> settled_result_{nullptr};         // result_.get()
+  std::atomic<int32_t> settled_state_{TETHER_PENDING};  // the terminal state
   std::atomic<bool> settled_{false};       // answer_spin.h ("always"): set after every terminal store
   std::atomic<bool> handle_ended_{false};  // written under mutex_, or unlocked once terminal
   std::atomic<bool> result_taken_{false};  // one taker wins the result
   const bool one_thread_;                  // the lane has one thread: a wait from it waits on itself
-  bool settled_quiet_ = false;             // quiet_to_drop's answer but for a take (SUCCEEDED only)
+  std::atomic<bool> settled_quiet_{false};  // quiet_to_drop's answer but for a take (SUCCEEDED only)
   [[maybe_unused]] char line2_end_[7] = {};  // the rest of line 2
   // Line 3.
   std::atomic<int32_t> state_{TETHER_PENDING};  // written under mutex_
