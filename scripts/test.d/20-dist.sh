@@ -45,8 +45,8 @@ wineserver -p </dev/null >/dev/null 2>&1 || true
 if timeout 300 wine build/mingw/bin/tether_c_tests.exe version </dev/null >"$work/wine.out" 2>&1; then
   echo "-- dist: C suite under wine"
   wine_rc=0
-  # --output-on-failure: a case that fails at once under wine (c.bad_out_pointers once,
-  # 0.00 s, not reproduced in 12 later runs of the whole suite) then says why.
+  # --output-on-failure: a failing case says why. A process wine fails to start (ended at
+  # once, no output, before main) is started again by cmake/wine_case.sh, and said so.
   ctest --preset mingw -j "$jobs" --output-on-failure || wine_rc=$?
   wineserver -k || true
   [ "$wine_rc" = 0 ] || { echo "dist: the C suite under wine failed" >&2; exit "$wine_rc"; }

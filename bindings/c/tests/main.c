@@ -3,6 +3,10 @@
  *
  *   tether_c_tests <case>    run it; exit 0 on success, 1 on a failed check
  *   tether_c_tests --list    print every case name
+ *
+ * With TETHER_TEST_STARTED set, it first creates the file that names: the mark that main
+ * began, by which cmake/wine_case.sh tells a case that failed from a process wine never
+ * started.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
@@ -21,8 +25,15 @@ static const struct {
 #undef ENTRY
 };
 
+static void mark_started(void) {
+  const char *path = getenv("TETHER_TEST_STARTED");
+  FILE *f = path != NULL ? fopen(path, "w") : NULL;
+  if (f != NULL) fclose(f);
+}
+
 int main(int argc, char **argv) {
   size_t i, n = sizeof cases / sizeof cases[0];
+  mark_started();
   if (argc != 2) {
     fprintf(stderr, "usage: %s <case> | --list\n", argv[0]);
     return 2;
