@@ -20,7 +20,10 @@ rc=0
 for start in 1 2 3; do
   TETHER_TEST_STARTED="Z:${marker//\//\\}" "$wine" "$@" && exit 0
   rc=$?
-  [ -e "$marker" ] && exit "$rc"
+  if [ -e "$marker" ]; then
+    echo "wine_case: '$*' ended with status $rc" >&2
+    exit "$rc"
+  fi
   echo "wine_case: start $start of '$*' ended with status $rc before main began (wine did not start it)" >&2
 done
 exit "$rc"
