@@ -4,8 +4,8 @@
 # A wine process has ended at once (0.00 s, where starting one takes 0.03 s), with a
 # failing status and no output, before the program's main began: c.bad_out_pointers,
 # c.task_set_result_twice, c.actor_release_wakes_stop, c.executor_self_wait_deadlock, one
-# each in CI's runs of the whole suite, none reproduced in ~1,000 runs of single cases or
-# ten of the suite here. That is wine failing to start a process, not a case failing.
+# each in runs of the whole suite in CI or a clean clone, none reproduced in ~1,000 runs of
+# single cases or ten of the suite on one machine. That is wine failing to start a process, not a case failing.
 # main() creates the file TETHER_TEST_STARTED names before it runs the case, so:
 #   ended 0                        -> passed
 #   ended non-zero, file created   -> the case failed: that status, never run again
