@@ -59,8 +59,13 @@ void Inbox::cancel_everything() noexcept {
 }
 
 SourceMarks Inbox::read_marks() const noexcept {
-  SourceMarks m;
-  for (size_t s = 0; s < kLaneSources; ++s) {
+  // The rings made so far only, as push_fast reads them (its comment says why that is
+  // enough): a ring never made has published nothing, and each count is a cache line of
+  // its own that a call after idle would fetch for a 0. The mailbox is the pusher's own
+  // source, whose mark nobody reads (first_unreached skips it).
+  SourceMarks m{};
+  const size_t rings = ring_count_.load(std::memory_order_relaxed);
+  for (size_t s = 0; s < rings && s < kLaneRings; ++s) {
     m[s] = static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
   }
   return m;
