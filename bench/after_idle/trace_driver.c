@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../callgrind/answer_actor.h" /* answer_ctor, add_one: the callgrind drivers' actor */
 #include "tether/tether.h"
 
 static int marker_fd = -1;
@@ -77,18 +78,6 @@ static void *floor_side(void *unused) {
   }
 }
 
-static tether_status make_state(tether_task *t, void *arg, void **state) {
-  (void)t;
-  (void)arg;
-  *state = NULL;
-  return TETHER_OK;
-}
-
-static tether_status add_one(tether_task *t, void *state, void *arg) {
-  (void)state;
-  return tether_task_set_result(t, (void *)((intptr_t)arg + 1), NULL);
-}
-
 static tether_status answer_by_futex(tether_task *t, void *state, void *arg) {
   (void)t;
   (void)state;
@@ -123,8 +112,8 @@ int main(int argc, char **argv) {
    * makes a heavy fence (a membarrier) whenever it parks (pinned_lane.h, C3), which a
    * caller making only calls with futures never meets. */
   tether_actor with_future, fire_and_forget;
-  if (tether_actor_create(NULL, make_state, NULL, NULL, NULL, &with_future) != TETHER_OK ||
-      tether_actor_create(NULL, make_state, NULL, NULL, NULL, &fire_and_forget) != TETHER_OK) {
+  if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &with_future) != TETHER_OK ||
+      tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &fire_and_forget) != TETHER_OK) {
     return 1;
   }
   pthread_t floor_thread;

@@ -52,7 +52,10 @@
 namespace compare {
 namespace {
 
-constexpr const char* kTether = "tether actor";
+constexpr const char* kTether = kTetherPeer;
+
+// is_tether: one of tether's own rows (never a peer of tether).
+bool is_tether(const std::string& name) { return name.rfind("tether", 0) == 0; }
 
 struct Options {
   int reps = 5;
@@ -215,12 +218,12 @@ std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int rep
   return md.str();
 }
 
-// best_peer: the fastest non-floor peer other than tether for w in p; for a burst (calls
+// best_peer: the fastest non-floor peer other than tether's rows for w in p; for a burst (calls
 // with a future each), only a peer that gives each call a future of its own.
 const Case* best_peer(const Results& r, Workload w, Placement p) {
   const Case* best = nullptr;
   for (const auto& [key, c] : r) {
-    if (c.w != w || c.p != p || c.samples.empty() || c.kind->name == kTether || is_floor(c.kind->name)) continue;
+    if (c.w != w || c.p != p || c.samples.empty() || is_tether(c.kind->name) || is_floor(c.kind->name)) continue;
     if (w == kBurst && !c.kind->future_per_call) continue;
     if (best == nullptr || c.time() < best->time()) best = &c;
   }
@@ -229,6 +232,7 @@ const Case* best_peer(const Results& r, Workload w, Placement p) {
 
 struct Target {
   const Pairings* pairs = nullptr;
+  std::string tether = kTether;  // the row vs() measures
   std::ostringstream md;
   // judged: false for a row the issue does not set in this run's conditions (shown for
   // reference, with the limit it has where it applies).
@@ -239,11 +243,11 @@ struct Target {
   }
   void vs(const Results& r, const std::string& what, Workload w, Placement p, const Case* other, double limit,
           bool judged = true) {
-    const Case* t = find(r, kTether, w, p);
+    const Case* t = find(r, tether, w, p);
     if (t == nullptr || other == nullptr) return;
     const std::string figures =
         "tether " + duration(t->time()) + " / " + other->kind->name + " " + duration(other->time());
-    const Pairing* pair = paired(w, p, other);
+    const Pairing* pair = tether == kTether ? paired(w, p, other) : nullptr;
     if (pair == nullptr) {
       row(what + ", " + placement_name(p), t->time() / other->time(), limit, figures, judged);
       return;
@@ -282,6 +286,15 @@ std::string targets(const Results& r, const Pairings& pairs, const GraphStepRepo
   t.vs(r, "2. round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
        floor(kRoundTrip, Placement::kDifferentCpus), 3.0);
   for (Placement p : kPlacements) t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, floor(kAfterIdle, p), 1.1);
+  // The same round trips through a future handle (call, wait, take, release): for reference.
+  t.tether = kTetherFuturePeer;
+  t.vs(r, "1. (for reference: call + future) round trip vs raw futex", kRoundTrip, Placement::kSameCpu,
+       floor(kRoundTrip, Placement::kSameCpu), 1.1, false);
+  t.vs(r, "2. (for reference: call + future) round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
+       floor(kRoundTrip, Placement::kDifferentCpus), 3.0, false);
+  t.vs(r, "3. (for reference: call + future) after 1 ms idle vs raw futex", kAfterIdle, Placement::kSameCpu,
+       floor(kAfterIdle, Placement::kSameCpu), 1.1, false);
+  t.tether = kTether;
   for (Placement p : kPlacements) t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, floor(kFire, p), 2.5);
   for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
   for (Placement p : kPlacements) {
@@ -331,7 +344,7 @@ void write_dat(const std::string& path, const Results& r, const std::vector<Peer
   f << "# tether's round-trip median / the peer's; columns: " << placement_name(kPlacements[0]) << ", "
     << placement_name(kPlacements[1]) << ", " << placement_name(kPlacements[2]) << " (NaN: not run)\n";
   for (const PeerKind& k : kinds) {
-    if (k.name == kTether || (k.workloads & kRoundTrip) == 0) continue;
+    if (is_tether(k.name) || (k.workloads & kRoundTrip) == 0) continue;
     f << '"' << k.name << '"';
     for (Placement p : kPlacements) {
       const Case* c = find(r, k.name, kRoundTrip, p);

@@ -21,6 +21,11 @@ enum Workload : unsigned {
 };
 inline constexpr int kBurstSize = 1024;
 
+// tether's rows: the one every ratio is taken against (round trips through the blocking
+// call), and its round trip through a future handle, shown for reference.
+inline constexpr const char* kTetherPeer = "tether actor";
+inline constexpr const char* kTetherFuturePeer = "tether actor, call + future";
+
 class Peer {
  public:
   virtual ~Peer() = default;

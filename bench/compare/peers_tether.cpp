@@ -1,5 +1,9 @@
 // peers_tether.cpp: tether's actor on a thread of its own (the default options), called
-// through the C API as any user would: tether_actor_call + tether_future_wait.
+// through the C API as any user would. Two rows: "tether actor" makes a round trip with
+// tether_actor_call_wait (the blocking call, no future handle), a burst with a future per
+// call; "tether actor, call + future" makes the round trip with tether_actor_call +
+// tether_future_wait + take + release, for reference (its ratio to the first is what
+// the handle costs).
 #include <tether/tether.h>
 
 #include <vector>
@@ -38,7 +42,8 @@ void* as_arg(int64_t x) { return reinterpret_cast<void*>(static_cast<intptr_t>(x
 
 class TetherActor final : public Peer {
  public:
-  TetherActor() {
+  // blocking: call() is tether_actor_call_wait; else a call with a future.
+  explicit TetherActor(bool blocking) : blocking_(blocking) {
     tether_actor_options o;
     tether_actor_options_init(&o);
     o.name = "compare-actor";
@@ -49,7 +54,13 @@ class TetherActor final : public Peer {
   TetherActor(const TetherActor&) = delete;
   TetherActor& operator=(const TetherActor&) = delete;
 
-  int64_t call(int64_t x) override { return finish(start(AddOne, as_arg(x))); }
+  int64_t call(int64_t x) override {
+    if (!blocking_) return finish(start(AddOne, as_arg(x)));
+    void* result = nullptr;
+    Check(tether_actor_call_wait(actor_, nullptr, AddOne, as_arg(x), nullptr, -1, &result, nullptr), TETHER_OK,
+          "tether_actor_call_wait");
+    return static_cast<int64_t>(reinterpret_cast<intptr_t>(result));
+  }
   void burst(int64_t* xs, int n) override {
     futures_.clear();
     for (int i = 0; i < n; ++i) futures_.push_back(start(AddOne, as_arg(xs[i])));
@@ -75,6 +86,7 @@ class TetherActor final : public Peer {
     Check(tether_future_release(f), TETHER_OK, "tether_future_release");
     return static_cast<int64_t>(reinterpret_cast<intptr_t>(result));
   }
+  const bool blocking_;
   tether_actor actor_{0};
   std::vector<tether_future> futures_;
 };
@@ -82,8 +94,10 @@ class TetherActor final : public Peer {
 }  // namespace
 
 void add_tether_peers(std::vector<PeerKind>& out) {
-  out.push_back({"tether actor", kRoundTrip | kAfterIdle | kBurst | kFire,
-                 [] { return std::unique_ptr<Peer>(new TetherActor); }});
+  out.push_back({kTetherPeer, kRoundTrip | kAfterIdle | kBurst | kFire,
+                 [] { return std::unique_ptr<Peer>(new TetherActor(/*blocking=*/true)); }});
+  out.push_back({kTetherFuturePeer, kRoundTrip | kAfterIdle,
+                 [] { return std::unique_ptr<Peer>(new TetherActor(/*blocking=*/false)); }});
 }
 
 }  // namespace compare

@@ -9357,29 +9357,78 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
   return options;
 }
 
-tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
-                   int64_t timeout_ns) {
-  if (out != nullptr) {  // never the fast path (Actor::fast_path_applies): no sender
-    if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
-      require(m, "m");
-      *out = future_handle(cached->call(group, m, std::move(arg), /*want_future=*/true, Deadline::after(timeout_ns),
-                                        nullptr));
-      return TETHER_OK;
-    }
+// queue_with_future: the call with a future to a, as the core makes it (no handle yet):
+// through this thread's cache when a was the actor it called last, else looked up and
+// remembered. room bounds the wait for a full mailbox.
+std::shared_ptr<Future> queue_with_future(tether_actor a, const char* group, tether_method_fn m, UserArg& arg,
+                                          Deadline room) {
+  // never the fast path (Actor::fast_path_applies): no sender
+  if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
+    require(m, "m");
+    return cached->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
   }
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);
   require(m, "m");
-  const Deadline room = Deadline::after(timeout_ns);
+  auto future = actor->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
+  actor_cache::remember(a.id, actor);  // last: it may close an entry it evicts
+  return future;
+}
+
+tether_status call(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, tether_future* out,
+                   int64_t timeout_ns) {
   if (out != nullptr) {
-    *out = future_handle(actor->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr));
-    actor_cache::remember(a.id, actor);  // last: it may close an entry it evicts
+    *out = future_handle(queue_with_future(a, group, m, arg, Deadline::after(timeout_ns)));
     return TETHER_OK;
   }
+  actor_cache::forget_released(a.id);
+  auto actor = lookup(a);
+  require(m, "m");
   // The core chooses the path; a fast call caches the actor for this thread's next calls.
   actor_cache::ThisThread senders(a.id, actor);
-  (void)actor->call(group, m, std::move(arg), /*want_future=*/false, room, &senders);
+  (void)actor->call(group, m, std::move(arg), /*want_future=*/false, Deadline::after(timeout_ns), &senders);
   return TETHER_OK;
+}
+
+// answer: a terminal call's outcome as tether_actor_call_wait gives it: TETHER_OK with the
+// result taken into *result (left to be dropped with the call when result is NULL), or
+// the call's error: its code returned, its message the thread's last error, the error
+// itself in *error when asked for.
+tether_status answer(Future& call, void** result, tether_error* error) {
+  // The take first: it reads the answer from the line the wait just read (call_future.h's
+  // settled copy), where state() would fetch the running side's line across CPUs.
+  Future::NoResult why{};
+  if (result != nullptr ? call.try_take_result(result, &why) == TETHER_OK : call.state() == TETHER_SUCCEEDED) {
+    return TETHER_OK;
+  }
+  if (why == Future::NoResult::kTaken) Future::explain_no_result(why);  // never: nobody else can take it
+  const ErrorPtr err = call.first_error();  // a call that did not succeed always has one
+  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
+  if (error != nullptr) *error = error_handle(err);
+  fail(err->code, err->message);
+}
+
+// call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
+// mailbox room and the wait for the answer; a call not answered by then (or whose wait
+// would deadlock) is cancelled, as its caller will never see it.
+tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
+                            void** result, tether_error* error) {
+  const Deadline deadline = Deadline::after(timeout_ns);
+  std::shared_ptr<Future> call = queue_with_future(a, group, m, arg, deadline);
+  // Ends the call's only owner outside the library on every way out, as a released handle.
+  struct Release {
+    std::shared_ptr<Future>& call;
+    ~Release() {
+      call->end_future_handle();
+      FutureGraveyard::defer(std::move(call));  // dropped now, or (quiet) at this thread's next wait
+    }
+  } release{call};
+  const int32_t outcome = call->wait_done(deadline);
+  if (outcome != TETHER_OK) {
+    call->request_cancel();  // PENDING: never runs, its arg dropped; RUNNING: asked to stop
+    return wait_outcome(outcome, "actor call");
+  }
+  return answer(*call, result, error);
 }
 
 // call_slow: tether_actor_call(_timeout) past the fast path (out of line: the fast path
@@ -9434,6 +9483,16 @@ TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, te
 TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                    tether_drop_fn arg_drop, tether_future* out, int64_t timeout_ns) {
   return post(a, group, m, arg, arg_drop, out, timeout_ns);
+}
+
+TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
+                                                tether_drop_fn arg_drop, int64_t timeout_ns, void** result,
+                                                tether_error* error) {
+  if (result != nullptr) *result = nullptr;
+  if (error != nullptr) *error = tether_error{0};
+  return guarded_adopting(arg, arg_drop, [&](UserArg& owned) {
+    return call_and_wait(a, group, m, owned, timeout_ns, result, error);
+  });
 }
 
 TETHER_API tether_status tether_actor_state(tether_actor a, int32_t* state, tether_error* cause) {

@@ -681,6 +681,24 @@ TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char *g
                                                    void *arg, tether_drop_fn arg_drop, tether_future *out,
                                                    int64_t timeout_ns);
 
+/* tether_actor_call_wait: the blocking round trip: queues m(task, state, arg) as
+ * tether_actor_call does and waits for its answer, with no future handle to wait on, take
+ * and release. timeout_ns (-1: forever) bounds the whole call: the wait for room in a full
+ * mailbox and the wait for the answer. *result and *error (each may be NULL) are cleared
+ * first. arg follows section 4.
+ * Returns TETHER_OK once the call succeeded, its result in *result (yours: its drop does
+ * not run; with result NULL the result is dropped). A call that ran and did not succeed
+ * returns its error's code (TETHER_E_TASK_FAILED, TETHER_E_EXCEPTION, TETHER_E_PANIC,
+ * TETHER_E_CANCELLED, TETHER_E_ACTOR_DEAD, ...), the error's message as the thread's last
+ * error and, with error not NULL, the error itself in *error (release it). Not queued:
+ * tether_actor_call_timeout's statuses, *error stays null. TETHER_E_TIMEOUT when no answer
+ * came in time and TETHER_E_DEADLOCK from the thread that would have to run it (the
+ * group's own thread): the call is then cancelled (not started: it never runs and its arg
+ * is dropped; running: it is asked to stop, and its result is dropped). */
+TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char *group, tether_method_fn m, void *arg,
+                                                tether_drop_fn arg_drop, int64_t timeout_ns, void **result,
+                                                tether_error *error);
+
 /* tether_actor_state: TETHER_ACTOR_ALIVE, _DEAD or _STOPPED into *state; with `cause` not
  * NULL, a DEAD actor's constructor error as a new handle (the null handle otherwise).
  * ALIVE while the constructor is still queued or running. Never waits.

@@ -1,6 +1,7 @@
 // actor_test.cpp: tether::Actor<S> — the state built, used and destroyed on the pinned
 // thread, concurrency groups, states that cannot move, constructor and method failures,
-// stop CANCEL / DRAIN, shared executors, nested threads, bounded mailboxes.
+// stop CANCEL / DRAIN, shared executors, nested threads, bounded mailboxes, the blocking
+// call (call_wait).
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -417,6 +418,47 @@ TEST(Actor, GroupCallWithATimeout) {
   Future<std::string> f = actor.call_in_for("io", kLong, [](Probe&, Task& t) { return std::string(t.thread_name()); });
   ASSERT_TRUE(f.wait_for(kLong));
   EXPECT_EQ(0u, f.get().find("tether-actor/io"));
+}
+
+TEST(Actor, CallWaitReturnsTheResultOrThrowsTheCallsError) {
+  auto actor = Actor<Probe>::create({.groups = {{"io", 1}}}, [] { return Observed().make(); });
+  EXPECT_EQ(1, actor.call_wait([](Probe& p) { return ++p.calls; }));
+  EXPECT_EQ(2, actor.call_wait_for(kLong, [](Probe& p) { return ++p.calls; }));
+  actor.call_wait([](Probe& p) { p.calls += 10; });  // void
+  EXPECT_EQ(std::string("tether-actor/io"),
+            actor.call_in_wait("io", [](Probe&, Task& t) { return std::string(t.thread_name()); }));
+  const Error e = thrown([&] { (void)actor.call_wait([](Probe&) -> int { throw std::out_of_range("index 9"); }); });
+  EXPECT_EQ(TETHER_E_EXCEPTION, e.code());
+  EXPECT_EQ("std::out_of_range", e.type_name());
+  EXPECT_EQ(TETHER_E_NOT_FOUND, thrown([&] { (void)actor.call_in_wait("db", [](Probe&) { return 0; }); }).code());
+  // From the actor's own thread: a deadlock, and the call never runs.
+  const int before = actor.call_wait([](Probe& p) { return p.calls; });
+  EXPECT_EQ(TETHER_E_DEADLOCK, actor.call_wait([&actor](Probe&) {
+    try {
+      actor.call_wait([](Probe& p) { ++p.calls; });
+    } catch (const Error& inner) {
+      return inner.code();
+    }
+    return int32_t{TETHER_OK};
+  }));
+  EXPECT_EQ(before, actor.call_wait([](Probe& p) { return p.calls; }));
+}
+
+TEST(Actor, CallWaitForCancelsACallThatIsNotAnsweredInTime) {
+  auto actor = Actor<Probe>::create([] { return Observed().make(); });
+  Gate started, go;
+  Future<void> blocked = actor.call([&](Probe&) {
+    started.set();
+    EXPECT_TRUE(go.wait_for());
+  });
+  ASSERT_TRUE(started.wait_for());
+  auto ran = std::make_shared<Counter>();
+  EXPECT_EQ(TETHER_E_TIMEOUT,
+            thrown([&] { actor.call_wait_for(std::chrono::milliseconds(5), [ran](Probe&) { ran->add(); }); }).code());
+  go.set();
+  blocked.get();
+  actor.call_wait([](Probe&) {});  // everything queued before it has run or been cancelled
+  EXPECT_EQ(0, ran->get());
 }
 
 }  // namespace

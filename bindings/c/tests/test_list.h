@@ -99,6 +99,12 @@
   X(future_wait_any) \
   X(future_on_done) \
   X(future_release_wakes_wait) \
+  X(call_wait_answers) \
+  X(call_wait_failure) \
+  X(call_wait_bad_input) \
+  X(call_wait_timeout_cancels) \
+  X(call_wait_full_mailbox) \
+  X(call_wait_from_inside) \
   X(actor_same_thread) \
   X(actor_shared_executor) \
   X(actor_call_order) \

@@ -142,6 +142,25 @@ class Actor {
     return call_impl(g.c_str(), std::forward<F>(fn), detail::timeout_ns(timeout));
   }
 
+  // call_wait: the blocking round trip, call(fn).get() with no future: queues fn on the
+  // default thread, waits for it and returns its result, or throws the call's Error (its
+  // failure; TETHER_E_DEADLOCK from the actor's own thread, the call then never runs;
+  // what call throws). call_wait_for: gives up after `timeout` (TETHER_E_TIMEOUT; the call
+  // is cancelled: it never runs, or, running, is asked to stop). call_in_wait: on `group`.
+  template <class F>
+  detail::call_result_t<std::decay_t<F>, S> call_wait(F&& fn) const {
+    return call_wait_impl(nullptr, std::forward<F>(fn), -1);
+  }
+  template <class F, class Rep, class Period>
+  detail::call_result_t<std::decay_t<F>, S> call_wait_for(std::chrono::duration<Rep, Period> timeout, F&& fn) const {
+    return call_wait_impl(nullptr, std::forward<F>(fn), detail::timeout_ns(timeout));
+  }
+  template <class F>
+  detail::call_result_t<std::decay_t<F>, S> call_in_wait(std::string_view group, F&& fn) const {
+    const std::string g(group);
+    return call_wait_impl(g.c_str(), std::forward<F>(fn), -1);
+  }
+
   // post / post_in: fire and forget; a failure is counted in stats() and kept in errors().
   template <class F>
   void post(F&& fn) const {
@@ -249,6 +268,27 @@ class Actor {
     detail::check(ns ? tether_actor_call_timeout(h_.get(), group, m, arg, drop, &f, *ns)
                      : tether_actor_call(h_.get(), group, m, arg, drop, &f));
     return detail::FutureAccess<R>::make(f);
+  }
+
+  template <class F>
+  detail::call_result_t<std::decay_t<F>, S> call_wait_impl(const char* group, F&& fn, int64_t ns) const {
+    need();
+    using D = std::decay_t<F>;
+    using R = detail::call_result_t<D, S>;
+    void* p = nullptr;
+    tether_error e{0};
+    const tether_status rc =
+        tether_actor_call_wait(h_.get(), group, &method<true, D>, detail::box(std::forward<F>(fn)),
+                               &detail::drop_as<detail::Box<D>>, ns, std::is_void_v<R> ? nullptr : &p, &e);
+    if (rc != TETHER_OK) {
+      if (e.id != 0) throw Error::adopt(e);  // the call ran and failed: its error, causes and all
+      throw Error::from_status(rc);
+    }
+    if constexpr (!std::is_void_v<R>) {
+      std::unique_ptr<R> value(static_cast<R*>(p));
+      if (!value) throw Error(TETHER_E_INTERNAL, "tether::Actor::call_wait: the result is missing");
+      return std::move(*value);
+    }
   }
 
   template <class F>

@@ -345,6 +345,16 @@ extern "C" {
         out: *mut tether_future,
         timeout_ns: i64,
     ) -> tether_status;
+    pub fn tether_actor_call_wait(
+        a: tether_actor,
+        group: *const c_char,
+        m: Option<tether_method_fn>,
+        arg: *mut c_void,
+        arg_drop: Option<tether_drop_fn>,
+        timeout_ns: i64,
+        result: *mut *mut c_void,
+        error: *mut tether_error,
+    ) -> tether_status;
     pub fn tether_actor_state(
         a: tether_actor,
         state: *mut i32,
