@@ -10,7 +10,9 @@ use tether_sys as sys;
 
 use crate::executor::{kept_errors, new_stats};
 use crate::ffi;
-use crate::util::{cstring, free_boxed, pack, put_result, run_task, timeout_ns, unpack};
+use crate::util::{
+    cstring, free_boxed, pack, put_result, run_task, take_value, timeout_ns, unpack,
+};
 use crate::{Error, Executor, Future, Scope, Stats};
 
 /// Options of [`Actor::new`] and [`Actor::with_groups`]. (Concurrency groups are not an
@@ -225,6 +227,38 @@ where
     Ok((handle, origin))
 }
 
+/// The C method of a call: runs `f` (the closure `pack` boxed) on the actor's thread; with
+/// KEEP its value becomes the call's result, else it is dropped there (fire and forget).
+unsafe extern "C" fn method_trampoline<S: 'static, F, R, const KEEP: bool>(
+    task: *mut sys::tether_task,
+    state: *mut c_void,
+    arg: *mut c_void,
+) -> sys::tether_status
+where
+    F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
+    R: Send + 'static,
+{
+    // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw, handed to
+    // this callback once; `state` is the Box<S> made by the constructor, live until
+    // the destructor, which runs after every call; `task` is this callback's target.
+    unsafe {
+        let Some(f) = unpack::<F>(arg) else {
+            return sys::TETHER_E_INTERNAL;
+        };
+        let s = state.cast::<S>();
+        // Fire and forget (KEEP false): nobody can take a value, so it is dropped here
+        // rather than handed to the library.
+        run_task(task, move || {
+            let v = f(s, &Scope::new(task))?;
+            if KEEP {
+                put_result(task, v)
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
 /// Queues `f(state, scope)` on the threads of `group` (NULL: the default thread). `f`
 /// receives the raw state pointer; the public wrappers turn it into `&mut S` (an
 /// [`Exclusive`] actor) or `&S` (a [`Shared`] one), which is where the aliasing argument
@@ -242,39 +276,10 @@ where
     F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
     R: Send + 'static,
 {
-    unsafe extern "C" fn trampoline<S: 'static, F, R, const KEEP: bool>(
-        task: *mut sys::tether_task,
-        state: *mut c_void,
-        arg: *mut c_void,
-    ) -> sys::tether_status
-    where
-        F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
-        R: Send + 'static,
-    {
-        // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw, handed to
-        // this callback once; `state` is the Box<S> made by the constructor, live until
-        // the destructor, which runs after every call; `task` is this callback's target.
-        unsafe {
-            let Some(f) = unpack::<F>(arg) else {
-                return sys::TETHER_E_INTERNAL;
-            };
-            let s = state.cast::<S>();
-            // Fire and forget (KEEP false): nobody can take a value, so it is dropped here
-            // rather than handed to the library.
-            run_task(task, move || {
-                let v = f(s, &Scope::new(task))?;
-                if KEEP {
-                    put_result(task, v)
-                } else {
-                    Ok(())
-                }
-            })
-        }
-    }
     let m: sys::tether_method_fn = if out.is_null() {
-        trampoline::<S, F, R, false>
+        method_trampoline::<S, F, R, false>
     } else {
-        trampoline::<S, F, R, true>
+        method_trampoline::<S, F, R, true>
     };
     let a = pack(f);
     // SAFETY: `group` is NULL or a C string the caller keeps alive for the call; a boxed
@@ -326,6 +331,54 @@ where
     F: FnOnce(*mut S, &Scope) -> Result<(), String> + Send + 'static,
 {
     Error::check(call_raw(actor, group, f, std::ptr::null_mut(), None)).map_err(|e| e.at(origin))
+}
+
+/// The blocking round trip (`tether_actor_call_wait`): queues `f` on `group` and waits
+/// (at most `timeout`) for its value, with no future. A call that ran and failed gives its
+/// error (causes and all); one not answered in time is cancelled by the library (it never
+/// runs, or, running, is asked to stop). Errors name `origin`.
+fn call_wait<S, F, R>(
+    actor: sys::tether_actor,
+    group: *const c_char,
+    origin: &Option<Arc<str>>,
+    f: F,
+    timeout: Option<Duration>,
+) -> Result<R, Error>
+where
+    S: 'static,
+    F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
+    R: Send + 'static,
+{
+    let a = pack(f);
+    let mut value: *mut c_void = std::ptr::null_mut();
+    let mut error = sys::tether_error { id: 0 };
+    // SAFETY: `group` is NULL or a C string the caller keeps alive for the call; the boxed
+    // closure is freed exactly once by its drop (also on failure); the out-pointers are
+    // locals. A value given back was stored by method_trampoline with put_result::<R>,
+    // and is ours once the call returns it.
+    let st = unsafe {
+        ffi::actor_call_wait(
+            actor,
+            group,
+            Some(method_trampoline::<S, F, R, true>),
+            a.arg,
+            a.drop,
+            timeout_ns(timeout),
+            &mut value,
+            &mut error,
+        )
+    };
+    if st != sys::TETHER_OK {
+        let err = if error.id != 0 {
+            Error::from_handle(error)
+        } else {
+            Error::from_status(st)
+        };
+        return Err(err.at(origin));
+    }
+    // SAFETY: see above.
+    unsafe { take_value::<R>(value) }
+        .ok_or_else(|| Error::new(sys::TETHER_E_INTERNAL, "the call gave no value").at(origin))
 }
 
 // Why `&mut S` is sound on an `Actor<S, Exclusive>`: it is made only by `new`/`try_new`,
@@ -471,6 +524,49 @@ impl<S: 'static> Actor<S, Exclusive> {
     {
         // SAFETY (of the &mut): see the comment on this impl.
         call_future(
+            self.handle,
+            std::ptr::null(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
+            Some(timeout),
+        )
+    }
+
+    /// The blocking round trip: `call(f)` and `wait()` in one, with no future in between
+    /// (shorter: no handle to make, look up and release). A panic or failure of the method
+    /// is the error; from the actor's own thread it is TETHER_E_DEADLOCK and `f` never runs.
+    ///
+    /// ```
+    /// use tether::{Actor, ActorOptions};
+    /// let counter = Actor::new(&ActorOptions::new(), || 0u64).unwrap();
+    /// assert_eq!(counter.call_wait(|n| { *n += 1; *n }).unwrap(), 1);
+    /// assert!(counter.call_wait(|_| -> u64 { panic!("boom") }).unwrap_err().is_panic());
+    /// ```
+    pub fn call_wait<F, R>(&self, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&mut S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_wait(
+            self.handle,
+            std::ptr::null(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
+            None,
+        )
+    }
+
+    /// Like [`call_wait`](Self::call_wait), giving up after `timeout` (an error with
+    /// `is_timeout()`): the call is then cancelled (it never runs, or, running, sees a stop
+    /// request and its value is dropped).
+    pub fn call_wait_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&mut S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &mut): see the comment on this impl.
+        call_wait(
             self.handle,
             std::ptr::null(),
             &self.origin,

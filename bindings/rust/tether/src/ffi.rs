@@ -13,8 +13,8 @@ use std::mem::MaybeUninit;
 
 use tether_sys::{
     tether_actor, tether_actor_options, tether_ctor_fn, tether_drop_fn, tether_dtor_fn,
-    tether_executor, tether_fn, tether_future, tether_method_fn, tether_notify_fn, tether_runner,
-    tether_runner_options, tether_status, tether_task,
+    tether_error, tether_executor, tether_fn, tether_future, tether_method_fn, tether_notify_fn,
+    tether_runner, tether_runner_options, tether_status, tether_task,
 };
 
 /// An `arg` or a result value as it crosses into C: a pointer, or up to a pointer's worth
@@ -93,6 +93,18 @@ extern "C" {
         arg: RawArg,
         arg_drop: Option<tether_drop_fn>,
         out: *mut tether_future,
+    ) -> tether_status;
+
+    #[link_name = "tether_actor_call_wait"]
+    pub(crate) fn actor_call_wait(
+        a: tether_actor,
+        group: *const c_char,
+        m: Option<tether_method_fn>,
+        arg: RawArg,
+        arg_drop: Option<tether_drop_fn>,
+        timeout_ns: i64,
+        result: *mut *mut c_void,
+        error: *mut tether_error,
     ) -> tether_status;
 
     #[link_name = "tether_actor_call_timeout"]

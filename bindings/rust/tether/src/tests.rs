@@ -686,6 +686,55 @@ fn bounded_mailbox_call_timeout() {
     assert_eq!(actor.stats().rejected, 2);
 }
 
+/// The blocking call: the value, a panic as the error, and a call not answered in time
+/// cancelled (it never runs, and its closure is dropped once).
+#[test]
+fn call_wait_answers_fails_and_cancels() {
+    let actor = Actor::new(&ActorOptions::new().name("waited"), || 40u64).unwrap();
+    assert_eq!(
+        actor
+            .call_wait(|n| {
+                *n += 1;
+                *n
+            })
+            .unwrap(),
+        41
+    );
+    assert_eq!(
+        actor.call_wait_timeout(T, |n| format!("{n}")).unwrap(),
+        "41"
+    );
+    let e = actor.call_wait(|_| -> u64 { panic!("boom") }).unwrap_err();
+    assert!(e.is_panic());
+    assert_eq!(e.origin(), Some(r#"actor "waited""#));
+
+    let (tx, rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let blocker = actor
+        .call(move |_| {
+            started_tx.send(()).unwrap();
+            let _ = rx.recv_timeout(T);
+        })
+        .unwrap();
+    started_rx.recv_timeout(T).unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let guard = DropCount(dropped.clone());
+    let r = ran.clone();
+    let e = actor
+        .call_wait_timeout(Duration::from_millis(20), move |_| {
+            let _keep = &guard;
+            r.store(true, Ordering::SeqCst);
+        })
+        .unwrap_err();
+    assert!(e.is_timeout());
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+    tx.send(()).unwrap();
+    blocker.wait_timeout(T).unwrap();
+    assert_eq!(actor.call_wait(|n| *n).unwrap(), 41);
+    assert!(!ran.load(Ordering::SeqCst));
+}
+
 /// A wait that could only be satisfied by the waiting thread itself is refused, not hung.
 #[test]
 fn waiting_on_your_own_thread_is_a_deadlock_error() {
