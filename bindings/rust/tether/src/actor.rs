@@ -238,9 +238,9 @@ where
     F: FnOnce(*mut S, &Scope) -> Result<R, String> + Send + 'static,
     R: Send + 'static,
 {
-    // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw, handed to
-    // this callback once; `state` is the Box<S> made by the constructor, live until
-    // the destructor, which runs after every call; `task` is this callback's target.
+    // SAFETY: `arg` is the library's copy of pack::<F>(..) made by call_raw or call_wait,
+    // handed to this callback once; `state` is the Box<S> made by the constructor, live
+    // until the destructor, which runs after every call; `task` is this callback's target.
     unsafe {
         let Some(f) = unpack::<F>(arg) else {
             return sys::TETHER_E_INTERNAL;
