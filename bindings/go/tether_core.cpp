@@ -1091,9 +1091,9 @@ class LazyThreadGroup {
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
-//     reads the marks, pushes and bumps the mailbox's published count under push_mutex_,
-//     so the count follows the mailbox's order: a ring entry that saw count n waits for
-//     exactly the first n nodes. A ring entry's marks are the other sources' counts read
+//     reads the marks (the rings made so far), pushes and bumps the mailbox's published
+//     count under push_mutex_, so the count follows the mailbox's order: a ring entry
+//     that saw count n waits for exactly the first n nodes. A ring entry's marks are the other sources' counts read
 //     before it was appended (push_fast).
 //   - Within a ring: entries and block links are written before the release store of
 //     the ring's published count; the consumer reads it with acquire (call_ring.h).
@@ -1520,7 +1520,8 @@ using CallPool = MagazinePool</*kBlockSize=*/112, /*kMagazine=*/64, /*kMaxBatche
 // thread (call_ring.h), and the mailbox shared by everyone else (mailbox.h). Each source
 // counts the entries it has published. A producer about to append reads every other
 // source's count: those are the calls that happened before its own, and its entry carries
-// them as marks. The consumer runs an entry only once it has consumed every other source
+// them as marks. Only the rings made so far are read (Inbox::push_fast says why that is
+// enough); a ring not made yet has published nothing, and its mark stays 0. The consumer runs an entry only once it has consumed every other source
 // up to its marks, so a call published before another producer's call started runs first,
 // whichever sources they came through; calls that raced each other may run in either
 // order. The marks are always reachable: each one counts entries already published.

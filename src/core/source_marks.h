@@ -3,7 +3,8 @@
 // thread (call_ring.h), and the mailbox shared by everyone else (mailbox.h). Each source
 // counts the entries it has published. A producer about to append reads every other
 // source's count: those are the calls that happened before its own, and its entry carries
-// them as marks. The consumer runs an entry only once it has consumed every other source
+// them as marks. Only the rings made so far are read (Inbox::push_fast says why that is
+// enough); a ring not made yet has published nothing, and its mark stays 0. The consumer runs an entry only once it has consumed every other source
 // up to its marks, so a call published before another producer's call started runs first,
 // whichever sources they came through; calls that raced each other may run in either
 // order. The marks are always reachable: each one counts entries already published.
