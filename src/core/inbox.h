@@ -36,8 +36,8 @@
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
 //     reads the marks (the rings made so far), pushes and bumps the mailbox's published
 //     count under push_mutex_, so the count follows the mailbox's order: a ring entry
-//     that saw count n waits for exactly the first n nodes. A ring entry's marks are the other sources' counts read
-//     before it was appended (push_fast).
+//     that saw count n waits for exactly the first n nodes. A ring entry's marks are the
+//     other sources' counts read before it was appended (push_fast).
 //   - Within a ring: entries and block links are written before the release store of
 //     the ring's published count; the consumer reads it with acquire (call_ring.h).
 //   - Within the mailbox: its push exchange is seq_cst and its link a release store
