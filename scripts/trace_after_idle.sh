@@ -2,8 +2,9 @@
 # trace_after_idle.sh [ROUNDS] — where a round trip after 1 ms idle on one CPU spends its
 # time (target 3 of bench/README.md): runs bench/after_idle/trace_driver with the kernel's
 # tracer recording syscalls, wake-ups and switches, then prints segments.py's table
-# (caller's code, other side's code, kernel) for the raw futex floor, a tether call with a
-# future and a tether fire-and-forget call answered by a futex. Root and tracefs needed;
+# (caller's code, other side's code, kernel) for the raw futex floor, a tether blocking
+# call, a tether call with a future and a tether fire-and-forget call answered by a futex.
+# Root and tracefs needed;
 # the tracer's settings are put back on exit. Not part of the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."

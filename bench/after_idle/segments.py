@@ -3,8 +3,8 @@
 
 TRACE is the kernel trace buffer's text (sched_switch, sched_wakeup, raw_syscalls and the
 driver's markers; scripts/trace_after_idle.sh records it). For each kind of round trip (F:
-raw futex floor, C: tether call with a future, Q: tether fire-and-forget answered by a
-futex) it prints the medians over the round trips of:
+raw futex floor, W: tether blocking call, C: tether call with a future, Q: tether
+fire-and-forget answered by a futex) it prints the medians over the round trips of:
   total      marker to marker (the driver's CLOCK_MONOTONIC)
   caller     the calling thread's user code (from a return to user mode to the next
              syscall or switch away)
@@ -20,8 +20,8 @@ import statistics
 import sys
 
 EVENT = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):\s*(.*)$")
-MARK = re.compile(r"^([FCQ])([01]) (\d+)$")
-NAMES = {"F": "raw futex ping-pong", "C": "tether call with a future", "Q": "tether fire-and-forget + futex answer"}
+MARK = re.compile(r"^([FWCQ])([01]) (\d+)$")
+NAMES = {"F": "raw futex ping-pong", "W": "tether blocking call (call_wait)", "C": "tether call with a future", "Q": "tether fire-and-forget + futex answer"}
 SYS_FUTEX, SYS_WRITE = "202", "1"
 
 
@@ -105,7 +105,7 @@ def main():
     trips = split(events, ns_per_tick(events), our_threads(events))
     print("| round trip | n | total | caller's code | other side's code | kernel | elsewhere | futex calls | switches |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for kind in "FCQ":
+    for kind in "FWCQ":
         mine = [t for k, t in trips if k == kind]
         if not mine:
             continue

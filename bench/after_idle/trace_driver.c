@@ -2,8 +2,10 @@
  * trace buffer so that scripts/trace_after_idle.sh can split each one into what the
  * kernel did (syscalls, wake-ups, switches) and the user code between (segments.py).
  *
- * Three kinds, interleaved, each after its own 1 ms sleep (the other side has parked):
+ * Four kinds, interleaved (each round starting at the next kind), each after its own 1 ms
+ * sleep (the other side has parked):
  *   F  the raw futex ping-pong: the floor of target 3 (bench/README.md)
+ *   W  a tether blocking call (tether_actor_call_wait): tether's round trip in bench/compare
  *   C  a tether actor call with a future: call, wait, take, release
  *   Q  a tether fire-and-forget call whose method answers through a raw futex: tether's
  *      queue and executor with no future at all
@@ -17,6 +19,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +89,48 @@ static tether_status answer_by_futex(tether_task *t, void *state, void *arg) {
   return TETHER_OK;
 }
 
+/* The round trips, one of each kind; false on a failure or a wrong answer. */
+static tether_actor with_future, fire_and_forget;
+static unsigned sequence;
+
+static bool floor_trip(intptr_t i) {
+  (void)i;
+  atomic_store(&request, ++sequence);
+  futex_wake(&request);
+  futex_wait_while(&answer, sequence - 1);
+  return true;
+}
+
+static bool blocking_call(intptr_t i) {
+  void *result = NULL;
+  return tether_actor_call_wait(with_future, NULL, add_one, (void *)i, NULL, -1, &result, NULL) == TETHER_OK &&
+         (intptr_t)result == i + 1;
+}
+
+static bool call_with_future(intptr_t i) {
+  tether_future f;
+  void *result = NULL;
+  return tether_actor_call(with_future, NULL, add_one, (void *)i, NULL, &f) == TETHER_OK &&
+         tether_future_wait(f, -1) == TETHER_OK && tether_future_take_result(f, &result) == TETHER_OK &&
+         tether_future_release(f) == TETHER_OK && (intptr_t)result == i + 1;
+}
+
+static bool queued_with_futex_answer(intptr_t i) {
+  (void)i;
+  const unsigned before = atomic_load(&queued_answer);
+  if (tether_actor_call(fire_and_forget, NULL, answer_by_futex, (void *)(uintptr_t)(before + 1), NULL, NULL) != TETHER_OK) {
+    return false;
+  }
+  futex_wait_while(&queued_answer, before);
+  return true;
+}
+
+static const struct {
+  char kind;
+  bool (*trip)(intptr_t);
+} kTrips[] = {{'F', floor_trip}, {'W', blocking_call}, {'C', call_with_future}, {'Q', queued_with_futex_answer}};
+enum { kKinds = sizeof kTrips / sizeof kTrips[0] };
+
 static void pin_to_cpu0(void) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -111,7 +156,6 @@ int main(int argc, char **argv) {
   /* An actor each: fire-and-forget calls lease a ring, and a lane with a leased ring
    * makes a heavy fence (a membarrier) whenever it parks (pinned_lane.h, C3), which a
    * caller making only calls with futures never meets. */
-  tether_actor with_future, fire_and_forget;
   if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &with_future) != TETHER_OK ||
       tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &fire_and_forget) != TETHER_OK) {
     return 1;
@@ -119,34 +163,16 @@ int main(int argc, char **argv) {
   pthread_t floor_thread;
   if (pthread_create(&floor_thread, NULL, floor_side, NULL) != 0) return 1;
 
-  unsigned sequence = 0;
+  /* Each round starts at the next kind, so that every kind follows every other as often
+   * (what ran between two of a kind's round trips decides how cold its lines are). */
   for (int i = 0; i < rounds; ++i) {
-    idle_1ms();
-    mark('F', 0);
-    atomic_store(&request, ++sequence);
-    futex_wake(&request);
-    futex_wait_while(&answer, sequence - 1);
-    mark('F', 1);
-
-    idle_1ms();
-    mark('C', 0);
-    tether_future f;
-    void *result = NULL;
-    if (tether_actor_call(with_future, NULL, add_one, (void *)(intptr_t)i, NULL, &f) != TETHER_OK ||
-        tether_future_wait(f, -1) != TETHER_OK || tether_future_take_result(f, &result) != TETHER_OK ||
-        tether_future_release(f) != TETHER_OK || (intptr_t)result != i + 1) {
-      return 1;
+    for (int k = 0; k < kKinds; ++k) {
+      const int which = (i + k) % kKinds;
+      idle_1ms();
+      mark(kTrips[which].kind, 0);
+      if (!kTrips[which].trip(i)) return 1;
+      mark(kTrips[which].kind, 1);
     }
-    mark('C', 1);
-
-    idle_1ms();
-    mark('Q', 0);
-    const unsigned before = atomic_load(&queued_answer);
-    if (tether_actor_call(fire_and_forget, NULL, answer_by_futex, (void *)(uintptr_t)(before + 1), NULL, NULL) != TETHER_OK) {
-      return 1;
-    }
-    futex_wait_while(&queued_answer, before);
-    mark('Q', 1);
   }
   atomic_store(&request, ~0u);
   futex_wake(&request);
