@@ -685,6 +685,25 @@ impl<S: Sync + 'static> Actor<S, Shared> {
     {
         self.default_group().call_timeout(timeout, f)
     }
+
+    /// The blocking round trip on the default thread (see [`Actor::call_wait`]).
+    pub fn call_wait<F, R>(&self, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.default_group().call_wait(f)
+    }
+
+    /// [`call_wait`](Self::call_wait) giving up after `timeout` (see
+    /// [`Actor::call_wait_timeout`]).
+    pub fn call_wait_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.default_group().call_wait_timeout(timeout, f)
+    }
 }
 
 /// One concurrency group of a [`GroupedActor`] (or its default thread): its methods run
@@ -793,6 +812,51 @@ impl<S: Sync + 'static> Group<'_, S> {
     {
         // SAFETY (of the &): as in `call`.
         call_future(
+            self.actor.handle,
+            self.name_ptr(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
+            Some(timeout),
+        )
+    }
+
+    /// The blocking round trip on the group's threads: [`call`](Self::call) and its wait in
+    /// one, with no future (see [`Actor::call_wait`]). From one of the group's own threads
+    /// it is TETHER_E_DEADLOCK and `f` never runs.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use tether::{Actor, ActorOptions};
+    /// let hits = Actor::with_groups(&ActorOptions::new(), &[("io", 1)], || AtomicU64::new(0)).unwrap();
+    /// let io = hits.group("io");
+    /// assert_eq!(io.call_wait(|n| n.fetch_add(1, Ordering::Relaxed) + 1).unwrap(), 1);
+    /// assert_eq!(hits.call_wait(|n| n.load(Ordering::Relaxed)).unwrap(), 1);
+    /// ```
+    pub fn call_wait<F, R>(&self, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &): as in `call`.
+        call_wait(
+            self.actor.handle,
+            self.name_ptr(),
+            &self.origin,
+            move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
+            None,
+        )
+    }
+
+    /// [`call_wait`](Self::call_wait) giving up after `timeout` (an error with
+    /// `is_timeout()`): the call is then cancelled (it never runs, or, running, sees a stop
+    /// request and its value is dropped).
+    pub fn call_wait_timeout<F, R>(&self, timeout: Duration, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // SAFETY (of the &): as in `call`.
+        call_wait(
             self.actor.handle,
             self.name_ptr(),
             &self.origin,

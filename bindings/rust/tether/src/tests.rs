@@ -735,6 +735,53 @@ fn call_wait_answers_fails_and_cancels() {
     assert!(!ran.load(Ordering::SeqCst));
 }
 
+/// A grouped actor's blocking calls: on the group's thread and on the default thread (two
+/// threads); an unknown group is NotFound (the closure dropped once, never run); a blocking
+/// call into the group from its own thread is refused with Deadlock, not hung.
+#[test]
+fn grouped_call_wait_runs_on_its_group_and_refuses_its_own_thread() {
+    let actor = Arc::new(
+        Actor::with_groups(&ActorOptions::new().name("grouped"), &[("io", 1)], || {
+            AtomicUsize::new(0)
+        })
+        .unwrap(),
+    );
+    let io = actor.group("io");
+    let (count, io_thread) = io
+        .call_wait(|n| (n.fetch_add(1, Ordering::SeqCst) + 1, thread::current().id()))
+        .unwrap();
+    assert_eq!(count, 1);
+    let default_thread = actor.call_wait(|_| thread::current().id()).unwrap();
+    assert_ne!(io_thread, default_thread);
+    assert_eq!(
+        actor
+            .call_wait_timeout(T, |n| n.load(Ordering::SeqCst))
+            .unwrap(),
+        1
+    );
+
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let guard = DropCount(dropped.clone());
+    let e = actor
+        .group("nope")
+        .call_wait(move |n| {
+            let _keep = &guard;
+            n.fetch_add(100, Ordering::SeqCst)
+        })
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+
+    let inner = actor.clone();
+    let nested = io
+        .call_wait_timeout(T, move |_| {
+            inner.group("io").call_wait(|_| 1).map_err(|e| e.kind())
+        })
+        .unwrap();
+    assert_eq!(nested, Err(ErrorKind::Deadlock));
+    assert_eq!(io.call_wait(|n| n.load(Ordering::SeqCst)).unwrap(), 1);
+}
+
 /// A wait that could only be satisfied by the waiting thread itself is refused, not hung.
 #[test]
 fn waiting_on_your_own_thread_is_a_deadlock_error() {
