@@ -7,6 +7,7 @@
 #include "core/pinned_lane.h"
 #include "core/shared_lane.h"
 #include "core/thread_role.h"
+#include "core/time_slice.h"
 #include "platform/platform.h"
 
 namespace tether {
@@ -24,6 +25,7 @@ class Lane::Worker : public ThreadBody {
 
   void run() noexcept override {
     lane_->consumer_tid_once();
+    ask_for_serving_time_slice();  // a library thread, from its first call on: core/time_slice.h
     ServingAs serving(lane_.get());
     lane_->serve();
   }

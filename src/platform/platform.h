@@ -65,6 +65,13 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
 // join_thread: waits for t to end and releases it. Once per thread started.
 void join_thread(const Thread& t) noexcept;
 
+// request_time_slice: asks the OS scheduler to give the calling thread time slices of ns
+// (core/time_slice.h says why). Linux: sched_setattr's sched_runtime for a SCHED_OTHER or
+// SCHED_BATCH thread, keeping its policy and nice value (kernels before 6.12 accept and
+// ignore it); other policies are left alone. false where the OS has no such request or
+// refused it (the thread is then as it was).
+bool request_time_slice(std::int64_t ns) noexcept;
+
 // set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
 // 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
 void set_current_thread_name(const std::string& name) noexcept;

@@ -248,6 +248,33 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
 
+bool request_time_slice(std::int64_t ns) noexcept {
+#if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
+  // The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48 bytes), under a
+  // name of ours: glibc 2.41 and linux/sched/types.h both define it, and not alike.
+  struct SchedAttr {
+    std::uint32_t size;
+    std::uint32_t sched_policy;
+    std::uint64_t sched_flags;
+    std::int32_t sched_nice;
+    std::uint32_t sched_priority;
+    std::uint64_t sched_runtime;  // SCHED_OTHER and SCHED_BATCH (6.12+): the slice asked for
+    std::uint64_t sched_deadline;
+    std::uint64_t sched_period;
+  } attr{};
+  static_assert(sizeof(SchedAttr) == 48, "SCHED_ATTR_SIZE_VER0");
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return false;
+  if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) return false;
+  attr.size = sizeof attr;
+  attr.sched_flags = 0;  // the policy and nice just read are set again as they were
+  attr.sched_runtime = static_cast<std::uint64_t>(ns);
+  return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+#else
+  (void)ns;
+  return false;
+#endif
+}
+
 void set_current_thread_name(const std::string& name) noexcept {
 #if defined(__linux__)
   pthread_setname_np(pthread_self(), name.c_str());

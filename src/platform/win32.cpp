@@ -152,6 +152,11 @@ void join_thread(const Thread& t) noexcept {
   CloseHandle(thread);
 }
 
+bool request_time_slice(std::int64_t ns) noexcept {
+  (void)ns;  // Windows has no per-thread slice request: its quantum is the system's
+  return false;
+}
+
 void set_current_thread_name(const std::string& name) noexcept {
   if (g_set_description == nullptr) return;
   wchar_t wide[64] = {};

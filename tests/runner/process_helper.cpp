@@ -10,8 +10,13 @@
 //   fork-exit            the same, but the child ends with exit(): the library's static
 //                        teardown must not touch the parent's threads there
 //   exit-with N          exits with code N at once (what a forked test child execs)
+//   time-slice           prints the time slices (Linux sched_getattr's sched_runtime, ns) of
+//                        a plain thread that asked for 300000 itself, the main thread, an
+//                        executor's thread, an actor's own thread, and the main thread
+//                        again after it ran a manual executor
 #include <tether/tether.h>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,6 +253,96 @@ int fork_mode(bool child_exit) {
   return result;
 }
 
+// slice_of: thread tid's time slice in ns (sched_runtime), 0 where the OS reports none.
+uint64_t slice_of(uint64_t tid) {
+#if defined(__linux__) && defined(SYS_sched_getattr)
+  struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } attr{};
+  if (syscall(SYS_sched_getattr, static_cast<pid_t>(tid), &attr, sizeof attr, 0) != 0) return 0;
+  return attr.runtime;
+#else
+  (void)tid;
+  return 0;
+#endif
+}
+
+// settable_slice: what a plain thread's slice reads after it asked for 300000 ns itself
+// (another value: this system refuses or ignores the request, e.g. a seccomp filter).
+uint64_t settable_slice() {
+  uint64_t got = 0;
+  std::thread probe([&] {
+#if defined(__linux__) && defined(SYS_sched_setattr)
+    struct {
+      uint32_t size, policy;
+      uint64_t flags;
+      int32_t nice;
+      uint32_t priority;
+      uint64_t runtime, deadline, period;
+    } attr{};
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return;
+    attr.size = sizeof attr;
+    attr.flags = 0;
+    attr.runtime = 300000;
+    if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return;
+#endif
+    got = slice_of(0);
+  });
+  probe.join();
+  return got;
+}
+
+int time_slice() {
+  const uint64_t own = slice_of(0);
+  const uint64_t settable = settable_slice();
+  tether_executor exec;
+  if (tether_executor_create(nullptr, &exec) != TETHER_OK) return fail("tether_executor_create");
+  tether_executor_stats es{};
+  es.struct_size = sizeof es;
+  // The thread reports its id once it runs: a call answered means it has started serving.
+  tether_future f;
+  if (tether_executor_submit(exec, [](tether_task *, void *) { return tether_status{TETHER_OK}; }, nullptr, nullptr,
+                             &f) != TETHER_OK ||
+      tether_future_wait(f, 10'000'000'000) != TETHER_OK || tether_future_release(f) != TETHER_OK ||
+      tether_executor_get_stats(exec, &es) != TETHER_OK) {
+    return fail("executor call");
+  }
+  tether_actor actor;
+  if (tether_actor_create(nullptr, [](tether_task *, void *, void **state) {
+        *state = nullptr;
+        return tether_status{TETHER_OK};
+      }, nullptr, nullptr, nullptr, &actor) != TETHER_OK) {
+    return fail("tether_actor_create");
+  }
+  tether_actor_stats as{};
+  as.struct_size = sizeof as;
+  void *result = nullptr;
+  if (tether_actor_call_wait(actor, nullptr, [](tether_task *, void *, void *) { return tether_status{TETHER_OK}; },
+                             nullptr, nullptr, 10'000'000'000, &result, nullptr) != TETHER_OK ||
+      tether_actor_get_stats(actor, &as) != TETHER_OK) {
+    return fail("actor call");
+  }
+  tether_executor_options mo;
+  tether_executor_options_init(&mo);
+  mo.manual = 1;
+  tether_executor manual;
+  if (tether_executor_create(&mo, &manual) != TETHER_OK || tether_executor_run(manual, 0) != TETHER_OK) {
+    return fail("manual executor");
+  }
+  std::printf("settable=%llu own=%llu executor=%llu actor=%llu own_after_manual=%llu\n",
+              static_cast<unsigned long long>(settable), static_cast<unsigned long long>(own),
+              static_cast<unsigned long long>(slice_of(es.os_thread_id)),
+              static_cast<unsigned long long>(slice_of(as.os_thread_id)),
+              static_cast<unsigned long long>(slice_of(0)));
+  const bool released = tether_executor_release(manual) == TETHER_OK && tether_actor_release(actor) == TETHER_OK &&
+                        tether_executor_release(exec) == TETHER_OK;
+  return released ? 0 : fail("release");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -259,5 +354,6 @@ int main(int argc, char **argv) {
   }
   if (mode == "fork") return fork_mode(false);
   if (mode == "fork-exit") return fork_mode(true);
+  if (mode == "time-slice") return time_slice();
   return fail("unknown mode");
 }

@@ -54,8 +54,9 @@ struct RunResult {
 // bound; a helper that does not end in time is killed. `no_leak_check` turns LeakSanitizer
 // off in the helper (ASan builds): a forked child of a multi-threaded process that calls
 // exit() cannot have its leaks checked (its parent's threads do not exist there).
+// `env` sets ("NAME=value") or removes ("NAME") environment variables for the helper.
 RunResult run_helper(const std::string &mode, bool no_leak_check = false,
-                     std::chrono::seconds bound = std::chrono::seconds(60)) {
+                     std::chrono::seconds bound = std::chrono::seconds(60), const std::vector<std::string> &env = {}) {
   RunResult res;
   char path[] = "/tmp/tether-helper-XXXXXX";
   const int fd = mkstemp(path);
@@ -68,9 +69,19 @@ RunResult run_helper(const std::string &mode, bool no_leak_check = false,
   char *argv[] = {const_cast<char *>(exe.c_str()), const_cast<char *>(mode.c_str()), nullptr};
   std::vector<std::string> env_strings;
   std::string asan = "ASAN_OPTIONS=";
+  auto replaced = [&](const char *var) {  // var is "NAME=value"
+    for (const std::string &e : env) {
+      const std::string name = e.substr(0, e.find('=')) + "=";
+      if (std::strncmp(var, name.c_str(), name.size()) == 0) return true;
+    }
+    return false;
+  };
   for (char **e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0) asan = *e;
-    else env_strings.emplace_back(*e);
+    else if (!replaced(*e)) env_strings.emplace_back(*e);
+  }
+  for (const std::string &e : env) {
+    if (e.find('=') != std::string::npos) env_strings.push_back(e);
   }
   if (no_leak_check) asan += (asan.size() > 13 ? ":" : "") + std::string("detect_leaks=0");
   if (asan.size() > 13) env_strings.push_back(asan);
@@ -124,6 +135,43 @@ INSTANTIATE_TEST_SUITE_P(Process, ExitWithLiveThreads,
                            }
                            return n;
                          });
+
+// The library's serving threads ask for a short time slice (src/core/time_slice.h):
+// unset TETHER_TIME_SLICE_NS gives an executor's thread and an actor's own thread 0.1 ms;
+// "0" leaves them at the OS default (the main thread's); a value from 100000 to 100000000 is
+// taken; junk, a sign, too short or too long keeps 0.1 ms. The main thread, having run a
+// manual executor, keeps its own. Skipped where a thread cannot set its own slice (Linux
+// before 6.12, or a seccomp filter).
+TEST(Process, ServingThreadsAskForAShortTimeSlice) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "time slices are asked of Linux only";
+#endif
+  struct Case {
+    const char *setting;  // nullptr: unset
+    long long executor;   // -1: the OS default
+  };
+  const Case cases[] = {{nullptr, 100000}, {"0", -1},      {"500000", 500000}, {"100000000", 100000000},
+                        {"junk", 100000},  {"-5", 100000}, {"50", 100000},     {"100000001", 100000},
+                        {"", 100000}};
+  for (const Case &c : cases) {
+    const std::vector<std::string> env = {c.setting != nullptr ? std::string("TETHER_TIME_SLICE_NS=") + c.setting
+                                                               : std::string("TETHER_TIME_SLICE_NS")};
+    const RunResult res = run_helper("time-slice", false, std::chrono::seconds(60), env);
+    const std::string what = std::string("TETHER_TIME_SLICE_NS=") + (c.setting ? c.setting : "(unset)");
+    ASSERT_TRUE(res.started) << what;
+    ASSERT_FALSE(res.timed_out) << what << ": " << res.describe();
+    ASSERT_TRUE(res.exited() && res.exit_code() == 0) << what << ": " << res.describe();
+    unsigned long long settable = 0, own = 0, executor = 0, actor = 0, own_after = 0;
+    ASSERT_EQ(5, std::sscanf(res.output.c_str(), "settable=%llu own=%llu executor=%llu actor=%llu own_after_manual=%llu",
+                             &settable, &own, &executor, &actor, &own_after))
+        << what << ": " << res.output;
+    if (settable != 300000) GTEST_SKIP() << "this system takes no time slice requests (Linux before 6.12, or a filter)";
+    const unsigned long long want = c.executor < 0 ? own : static_cast<unsigned long long>(c.executor);
+    EXPECT_EQ(want, executor) << what;
+    EXPECT_EQ(want, actor) << what;
+    EXPECT_EQ(own, own_after) << what << ": a manual executor's runner is the user's thread";
+  }
+}
 
 // After fork(), the child's handle calls return TETHER_E_FORKED (poll, join, start, ...),
 // nothing of the parent's runs or is dropped there; the parent's runner carries on.
