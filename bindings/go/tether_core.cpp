@@ -321,6 +321,10 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
 // join_thread: waits for t to end and releases it. Once per thread started.
 void join_thread(const Thread& t) noexcept;
 
+// current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
+// (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH
+// thread), or 0 where it reports none (other OSes, older kernels, other policies).
+[[nodiscard]] std::int64_t current_time_slice_ns() noexcept;
 // request_time_slice: asks the OS scheduler to give the calling thread time slices of ns
 // (core/time_slice.h says why). Linux: sched_setattr's sched_runtime for a SCHED_OTHER or
 // SCHED_BATCH thread, keeping its policy and nice value (kernels before 6.12 accept and
@@ -7745,56 +7749,68 @@ class SharedLane final : public Lane {
 // ---- end of core/shared_lane.h ----
 // ---- core/time_slice.h ----
 // Time slice: the library's own serving threads (an executor's, an actor's, a group's) ask
-// the OS scheduler for short time slices, so that one woken for a call runs at once on a
-// CPU it shares with the thread that woke it.
+// the OS scheduler for a time slice half as long as the one it gives them, so that one
+// woken for a call runs at once on a CPU it shares with the thread that woke it.
 //
 // Why: on one CPU a call is a hand-over. The caller queues the call, wakes the parked
 // thread that will run it, and waits. If the woken thread preempts the caller right in its
 // wake-up system call, it runs the call, finds the caller not yet parked (no wake-up to
 // make), and parks, which hands the CPU back: two switches and two futex calls a round
 // trip. If it does not, the caller parks first, and the answer needs a wake-up of its own:
-// two more system calls, on the critical path. Linux's fair scheduler (EEVDF, 6.6 and
-// later) lets a woken thread preempt the running one when its virtual deadline comes
-// first, and since 6.12 a thread may ask for a shorter slice (sched_setattr's sched_runtime
-// for SCHED_OTHER, 0.1-100 ms; the default here is 1.4 ms), which brings its deadline
-// forward and lets it preempt on wake-up (the kernel's PREEMPT_SHORT). A thread that runs
-// long still gets its fair share and no more, and is preempted no more often: the slice is
-// checked at the scheduler's tick (measured 2026-12-05: two CPU-bound threads on one CPU,
-// one with a 0.1 ms slice, did the same work and were switched 125 times a second each,
-// as with the default slice).
+// two more system calls on the critical path. Linux's fair scheduler (EEVDF) lets a woken
+// thread preempt the running one when its virtual deadline comes first, and since 6.12 a
+// thread may ask for its own slice (sched_setattr's sched_runtime for SCHED_OTHER, 0.1-100
+// ms): one shorter than the running thread's may preempt it on wake-up (the kernel's
+// PREEMPT_SHORT). A thread that runs long still gets its fair share and no more, and is
+// preempted no more often: the slice is checked at the scheduler's tick (measured
+// 2026-12-05: two CPU-bound threads on one CPU, one with a 0.1 ms slice, did the same work
+// and were switched 125 times a second each, as with the default slice).
 //
-// Figures that chose kServingTimeSliceNs (2026-12-05, AMD EPYC VM of 2 vCPUs, kernel 6.18,
-// a C program calling an actor on its own thread with both on CPU 0 after 1 ms idle, beside
-// the raw futex ping-pong, medians of 300 calls; ratio to the ping-pong): the default slice
-// 1.18-1.44x, 0.1 ms 1.07-1.37x, lower in all six alternating pairs; in one process
-// switching the actor thread's slice every 20 calls (30 rounds each, two runs): default
-// 1.48-1.50x, 2 ms 1.47-1.53x, 1 ms 1.34-1.36x, 0.1 ms 1.31-1.39x. bench/compare, one run
-// each: target 3 on one CPU 1.11x -> 0.91x the futex floor, a compiled graph A -> B on one
-// CPU 11.7 -> 9.3 us, the same two calls chained 13.3 -> 10.2 us; the rows across CPUs
-// within their noise. 0.1 ms, the kernel's shortest, preempts the most readily.
+// Why half, not the kernel's shortest: a thread that yields moves its deadline one slice
+// on, so with a slice much shorter than the other thread's it is picked again at once and
+// a yield hands nothing over (the Go binding's drain and waiter yield to each other on one
+// CPU: its round trip there took 12.7-13.4 us with 0.1 ms slices against 3.8-4.3 us
+// without); and a thread that has run one slice without stopping (a drain that spins, a
+// stream of work) may be preempted by any thread woken on its CPU.
+//
+// Figures (2026-12-05, AMD EPYC VM of 2 vCPUs, kernel 6.18, whose default slice is 1.4 ms):
+// a C program calling an actor on its own thread, both on CPU 0, after 1 ms idle, in one
+// process switching the actor thread's slice every 20 calls, 30 rounds each, median ratio to
+// the raw futex ping-pong beside it: the default 1.29x (1.48-1.50x in slower runs), 0.1 ms
+// 1.15x (1.31-1.39x), 0.7 ms 1.13x, 1 ms 1.16x (1.34-1.36x), 2 ms 1.47-1.53x (longer than the
+// default: no gain). bench/compare, alternating runs, target 3 on one CPU: 0.7 ms 1.10x /
+// 1.03x / 1.04x against the default's 1.07x / 1.12x / 1.14x; 0.1 ms 1.02x / 1.04x / 0.96x
+// against 1.20x / 1.27x / 1.23x in an earlier state of the VM; beside two busy loops
+// (0.1 ms), after idle on one CPU 0.90x / 0.84x against 1.09x / 1.15x, 1,024 calls in flight
+// on one CPU 223-236 against 256-262 ns. The Go binding (go test -bench RoundTrip): 0.7 ms
+// 3.8-4.6 us on one CPU, 0.94-1.05 us across CPUs, against 3.8-4.3 and 0.91-1.03 us.
 //
 // TETHER_TIME_SLICE_NS, read once at the first serving thread's start, changes it for the
 // process: 0 leaves the threads at the OS default; a whole number of nanoseconds from
-// 100000 to 100000000 is asked instead; anything else keeps kServingTimeSliceNs. Threads
-// that are not the library's (a manual executor's runner, a runner's targets) are never
-// touched. Elsewhere than Linux, and on kernels before 6.12, the request does nothing.
+// 100000 to 100000000 is asked instead; anything else keeps the half. Threads that are not
+// the library's (a manual executor's runner, a runner's targets) are never touched.
+// Elsewhere than Linux, and on kernels before 6.12, nothing is asked.
 //
-// Thread safety: both functions may be called from any thread.
+// Thread safety: every function may be called from any thread.
 
 #include <cstdint>
 
 namespace tether {
 
-inline constexpr int64_t kServingTimeSliceNs = 100'000;
-inline constexpr int64_t kMinTimeSliceNs = 100'000;      // the kernel's bounds
+inline constexpr int64_t kMinTimeSliceNs = 100'000;  // the kernel's bounds
 inline constexpr int64_t kMaxTimeSliceNs = 100'000'000;
+inline constexpr int64_t kHalfTimeSlice = -1;  // time_slice_from: half of what the OS gives
 
-// time_slice_from: the slice a TETHER_TIME_SLICE_NS value asks for (nullptr: unset), as the
-// comment above says; 0: leave the OS default.
+// time_slice_from: what a TETHER_TIME_SLICE_NS value (nullptr: unset) asks for, as the
+// comment above says: kHalfTimeSlice, 0 (leave the OS default) or a slice in ns.
 [[nodiscard]] int64_t time_slice_from(const char* setting) noexcept;
 
-// ask_for_serving_time_slice: the calling thread, about to serve a lane, asks for the
-// process's serving slice (best effort: a refusal leaves it as it was).
+// serving_time_slice: the slice a serving thread asks for when the OS gives it os_slice_ns
+// (0: the OS reports none, and nothing is asked): half of it, at least kMinTimeSliceNs.
+[[nodiscard]] int64_t serving_time_slice(int64_t os_slice_ns) noexcept;
+
+// ask_for_serving_time_slice: the calling thread, about to serve a lane, asks for its
+// serving slice (best effort: a refusal leaves it as it was).
 void ask_for_serving_time_slice() noexcept;
 
 }  // namespace tether
@@ -9063,26 +9079,32 @@ void release_runner(std::shared_ptr<Scope> scope, bool wait) {
 }  // namespace tether
 // ==== core/time_slice.cpp ====
 
+#include <algorithm>
 #include <cstdlib>
 
 
 namespace tether {
 
 int64_t time_slice_from(const char* setting) noexcept {
-  if (setting == nullptr || *setting == '\0') return kServingTimeSliceNs;
+  if (setting == nullptr || *setting == '\0') return kHalfTimeSlice;
   int64_t ns = 0;
   for (const char* c = setting; *c != '\0'; ++c) {
-    if (*c < '0' || *c > '9' || ns > kMaxTimeSliceNs) return kServingTimeSliceNs;  // not a number we take
+    if (*c < '0' || *c > '9' || ns > kMaxTimeSliceNs) return kHalfTimeSlice;  // not a number we take
     ns = ns * 10 + (*c - '0');
   }
   if (ns == 0) return 0;
-  return ns >= kMinTimeSliceNs && ns <= kMaxTimeSliceNs ? ns : kServingTimeSliceNs;
+  return ns >= kMinTimeSliceNs && ns <= kMaxTimeSliceNs ? ns : kHalfTimeSlice;
+}
+
+int64_t serving_time_slice(int64_t os_slice_ns) noexcept {
+  return os_slice_ns > 0 ? std::max(kMinTimeSliceNs, os_slice_ns / 2) : 0;
 }
 
 void ask_for_serving_time_slice() noexcept {
   // Read once: the environment is the process's, and getenv is not safe against a setenv
   // racing it, which a user is more likely to make early than while threads start.
-  static const int64_t slice = time_slice_from(std::getenv("TETHER_TIME_SLICE_NS"));
+  static const int64_t setting = time_slice_from(std::getenv("TETHER_TIME_SLICE_NS"));
+  const int64_t slice = setting == kHalfTimeSlice ? serving_time_slice(platform::current_time_slice_ns()) : setting;
   if (slice > 0) (void)platform::request_time_slice(slice);
 }
 
@@ -10996,32 +11018,53 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
 
-bool request_time_slice(std::int64_t ns) noexcept {
 #if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
-  // The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48 bytes), under a
-  // name of ours: glibc 2.41 and linux/sched/types.h both define it, and not alike.
-  struct SchedAttr {
-    std::uint32_t size;
-    std::uint32_t sched_policy;
-    std::uint64_t sched_flags;
-    std::int32_t sched_nice;
-    std::uint32_t sched_priority;
-    std::uint64_t sched_runtime;  // SCHED_OTHER and SCHED_BATCH (6.12+): the slice asked for
-    std::uint64_t sched_deadline;
-    std::uint64_t sched_period;
-  } attr{};
-  static_assert(sizeof(SchedAttr) == 48, "SCHED_ATTR_SIZE_VER0");
+namespace {
+
+// The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48 bytes), under a
+// name of ours: glibc 2.41 and linux/sched/types.h both define it, and not alike.
+struct SchedAttr {
+  std::uint32_t size;
+  std::uint32_t sched_policy;
+  std::uint64_t sched_flags;
+  std::int32_t sched_nice;
+  std::uint32_t sched_priority;
+  std::uint64_t sched_runtime;  // SCHED_OTHER and SCHED_BATCH (6.12+): the slice
+  std::uint64_t sched_deadline;
+  std::uint64_t sched_period;
+};
+static_assert(sizeof(SchedAttr) == 48, "SCHED_ATTR_SIZE_VER0");
+
+// fair_attr: the calling thread's attributes, when it runs under the fair scheduler.
+bool fair_attr(SchedAttr& attr) noexcept {
+  attr = SchedAttr{};
   if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return false;
-  if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) return false;
+  return attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH;
+}
+
+}  // namespace
+
+std::int64_t current_time_slice_ns() noexcept {
+  SchedAttr attr;
+  return fair_attr(attr) ? static_cast<std::int64_t>(attr.sched_runtime) : 0;
+}
+
+bool request_time_slice(std::int64_t ns) noexcept {
+  SchedAttr attr;
+  if (!fair_attr(attr)) return false;
   attr.size = sizeof attr;
   attr.sched_flags = 0;  // the policy and nice just read are set again as they were
   attr.sched_runtime = static_cast<std::uint64_t>(ns);
   return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+}
 #else
+std::int64_t current_time_slice_ns() noexcept { return 0; }
+
+bool request_time_slice(std::int64_t ns) noexcept {
   (void)ns;
   return false;
-#endif
 }
+#endif
 
 void set_current_thread_name(const std::string& name) noexcept {
 #if defined(__linux__)

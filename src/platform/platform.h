@@ -65,6 +65,10 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
 // join_thread: waits for t to end and releases it. Once per thread started.
 void join_thread(const Thread& t) noexcept;
 
+// current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
+// (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH
+// thread), or 0 where it reports none (other OSes, older kernels, other policies).
+[[nodiscard]] std::int64_t current_time_slice_ns() noexcept;
 // request_time_slice: asks the OS scheduler to give the calling thread time slices of ns
 // (core/time_slice.h says why). Linux: sched_setattr's sched_runtime for a SCHED_OTHER or
 // SCHED_BATCH thread, keeping its policy and nice value (kernels before 6.12 accept and

@@ -248,32 +248,53 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
 
-bool request_time_slice(std::int64_t ns) noexcept {
 #if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
-  // The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48 bytes), under a
-  // name of ours: glibc 2.41 and linux/sched/types.h both define it, and not alike.
-  struct SchedAttr {
-    std::uint32_t size;
-    std::uint32_t sched_policy;
-    std::uint64_t sched_flags;
-    std::int32_t sched_nice;
-    std::uint32_t sched_priority;
-    std::uint64_t sched_runtime;  // SCHED_OTHER and SCHED_BATCH (6.12+): the slice asked for
-    std::uint64_t sched_deadline;
-    std::uint64_t sched_period;
-  } attr{};
-  static_assert(sizeof(SchedAttr) == 48, "SCHED_ATTR_SIZE_VER0");
+namespace {
+
+// The kernel's struct sched_attr, first version (SCHED_ATTR_SIZE_VER0, 48 bytes), under a
+// name of ours: glibc 2.41 and linux/sched/types.h both define it, and not alike.
+struct SchedAttr {
+  std::uint32_t size;
+  std::uint32_t sched_policy;
+  std::uint64_t sched_flags;
+  std::int32_t sched_nice;
+  std::uint32_t sched_priority;
+  std::uint64_t sched_runtime;  // SCHED_OTHER and SCHED_BATCH (6.12+): the slice
+  std::uint64_t sched_deadline;
+  std::uint64_t sched_period;
+};
+static_assert(sizeof(SchedAttr) == 48, "SCHED_ATTR_SIZE_VER0");
+
+// fair_attr: the calling thread's attributes, when it runs under the fair scheduler.
+bool fair_attr(SchedAttr& attr) noexcept {
+  attr = SchedAttr{};
   if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return false;
-  if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) return false;
+  return attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH;
+}
+
+}  // namespace
+
+std::int64_t current_time_slice_ns() noexcept {
+  SchedAttr attr;
+  return fair_attr(attr) ? static_cast<std::int64_t>(attr.sched_runtime) : 0;
+}
+
+bool request_time_slice(std::int64_t ns) noexcept {
+  SchedAttr attr;
+  if (!fair_attr(attr)) return false;
   attr.size = sizeof attr;
   attr.sched_flags = 0;  // the policy and nice just read are set again as they were
   attr.sched_runtime = static_cast<std::uint64_t>(ns);
   return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+}
 #else
+std::int64_t current_time_slice_ns() noexcept { return 0; }
+
+bool request_time_slice(std::int64_t ns) noexcept {
   (void)ns;
   return false;
-#endif
 }
+#endif
 
 void set_current_thread_name(const std::string& name) noexcept {
 #if defined(__linux__)

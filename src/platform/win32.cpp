@@ -152,8 +152,11 @@ void join_thread(const Thread& t) noexcept {
   CloseHandle(thread);
 }
 
+// Windows has no per-thread slice request: its quantum is the system's.
+std::int64_t current_time_slice_ns() noexcept { return 0; }
+
 bool request_time_slice(std::int64_t ns) noexcept {
-  (void)ns;  // Windows has no per-thread slice request: its quantum is the system's
+  (void)ns;
   return false;
 }
 

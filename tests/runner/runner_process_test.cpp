@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -136,23 +137,24 @@ INSTANTIATE_TEST_SUITE_P(Process, ExitWithLiveThreads,
                            return n;
                          });
 
-// The library's serving threads ask for a short time slice (src/core/time_slice.h):
-// unset TETHER_TIME_SLICE_NS gives an executor's thread and an actor's own thread 0.1 ms;
+// The library's serving threads ask for half the time slice the OS gives them, at least
+// 0.1 ms (src/core/time_slice.h): with TETHER_TIME_SLICE_NS unset, junk, signed, too short
+// or too long, an executor's thread and an actor's own thread have half the main thread's;
 // "0" leaves them at the OS default (the main thread's); a value from 100000 to 100000000 is
-// taken; junk, a sign, too short or too long keeps 0.1 ms. The main thread, having run a
-// manual executor, keeps its own. Skipped where a thread cannot set its own slice (Linux
-// before 6.12, or a seccomp filter).
-TEST(Process, ServingThreadsAskForAShortTimeSlice) {
+// taken. The main thread, having run a manual executor, keeps its own. Skipped where a
+// thread cannot set its own slice (Linux before 6.12, or a seccomp filter).
+TEST(Process, ServingThreadsAskForAShorterTimeSlice) {
 #if !defined(__linux__)
   GTEST_SKIP() << "time slices are asked of Linux only";
 #endif
+  constexpr long long kHalf = -2, kOsDefault = -1;
   struct Case {
     const char *setting;  // nullptr: unset
-    long long executor;   // -1: the OS default
+    long long executor;   // a slice in ns, kHalf or kOsDefault
   };
-  const Case cases[] = {{nullptr, 100000}, {"0", -1},      {"500000", 500000}, {"100000000", 100000000},
-                        {"junk", 100000},  {"-5", 100000}, {"50", 100000},     {"100000001", 100000},
-                        {"", 100000}};
+  const Case cases[] = {{nullptr, kHalf},         {"0", kOsDefault}, {"500000", 500000}, {"100000000", 100000000},
+                        {"junk", kHalf},          {"-5", kHalf},     {"50", kHalf},      {"100000001", kHalf},
+                        {"", kHalf}};
   for (const Case &c : cases) {
     const std::vector<std::string> env = {c.setting != nullptr ? std::string("TETHER_TIME_SLICE_NS=") + c.setting
                                                                : std::string("TETHER_TIME_SLICE_NS")};
@@ -166,7 +168,9 @@ TEST(Process, ServingThreadsAskForAShortTimeSlice) {
                              &settable, &own, &executor, &actor, &own_after))
         << what << ": " << res.output;
     if (settable != 300000) GTEST_SKIP() << "this system takes no time slice requests (Linux before 6.12, or a filter)";
-    const unsigned long long want = c.executor < 0 ? own : static_cast<unsigned long long>(c.executor);
+    const unsigned long long want = c.executor == kOsDefault ? own
+                                    : c.executor == kHalf     ? std::max(100000ULL, own / 2)
+                                                              : static_cast<unsigned long long>(c.executor);
     EXPECT_EQ(want, executor) << what;
     EXPECT_EQ(want, actor) << what;
     EXPECT_EQ(own, own_after) << what << ": a manual executor's runner is the user's thread";

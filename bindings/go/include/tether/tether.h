@@ -450,11 +450,12 @@ TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
  * idle_spin_ns, then parks; a submit wakes it only if it really parked.
  *
  * The library's own threads (an executor's, an actor's, a concurrency group's) ask Linux
- * (6.12 and later) for 0.1 ms time slices, so that one woken for a call runs at once on a
- * CPU it shares with its caller; a thread that runs long still gets only its fair share.
- * The environment variable TETHER_TIME_SLICE_NS, read once, changes that for the process:
- * 0 leaves them at the OS default; 100000 to 100000000 (ns) is asked instead. The threads
- * of runners and a manual executor's owner are never touched.
+ * (6.12 and later) for half the time slice it gives them (at least 0.1 ms), so that one
+ * woken for a call runs at once on a CPU it shares with its caller; a thread that runs
+ * long still gets only its fair share. The environment variable TETHER_TIME_SLICE_NS, read
+ * once, changes that for the process: 0 leaves them at the OS default; 100000 to
+ * 100000000 (ns) is asked instead. Runners' threads and a manual executor's owner are
+ * never touched.
  *
  * With `manual = 1` no thread is created: the first thread that calls tether_executor_run
  * becomes the executor's thread for good (a program's main thread, for code that must run
