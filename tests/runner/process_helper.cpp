@@ -253,22 +253,30 @@ int fork_mode(bool child_exit) {
   return result;
 }
 
-// slice_of: thread tid's time slice in ns (sched_runtime), 0 where the OS reports none.
-uint64_t slice_of(uint64_t tid) {
+// SchedAttr: the kernel's struct sched_attr, first version (48 bytes).
+struct SchedAttr {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;  // runtime: a SCHED_OTHER thread's slice (Linux 6.12+)
+};
+
+// sched_attr_of: thread tid's (0: the caller's) attributes; false where the OS has none.
+bool sched_attr_of(uint64_t tid, SchedAttr &attr) {
+  attr = SchedAttr{};
 #if defined(__linux__) && defined(SYS_sched_getattr)
-  struct {
-    uint32_t size, policy;
-    uint64_t flags;
-    int32_t nice;
-    uint32_t priority;
-    uint64_t runtime, deadline, period;
-  } attr{};
-  if (syscall(SYS_sched_getattr, static_cast<pid_t>(tid), &attr, sizeof attr, 0) != 0) return 0;
-  return attr.runtime;
+  return syscall(SYS_sched_getattr, static_cast<pid_t>(tid), &attr, sizeof attr, 0) == 0;
 #else
   (void)tid;
-  return 0;
+  return false;
 #endif
+}
+
+// slice_of: thread tid's time slice in ns, 0 where the OS reports none.
+uint64_t slice_of(uint64_t tid) {
+  SchedAttr attr;
+  return sched_attr_of(tid, attr) ? attr.runtime : 0;
 }
 
 // settable_slice: what a plain thread's slice reads after it asked for 300000 ns itself
@@ -276,18 +284,12 @@ uint64_t slice_of(uint64_t tid) {
 uint64_t settable_slice() {
   uint64_t got = 0;
   std::thread probe([&] {
-#if defined(__linux__) && defined(SYS_sched_setattr)
-    struct {
-      uint32_t size, policy;
-      uint64_t flags;
-      int32_t nice;
-      uint32_t priority;
-      uint64_t runtime, deadline, period;
-    } attr{};
-    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return;
+    SchedAttr attr;
+    if (!sched_attr_of(0, attr)) return;
     attr.size = sizeof attr;
     attr.flags = 0;
     attr.runtime = 300000;
+#if defined(__linux__) && defined(SYS_sched_setattr)
     if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return;
 #endif
     got = slice_of(0);

@@ -837,14 +837,7 @@ impl<S: Sync + 'static> Group<'_, S> {
         F: FnOnce(&S) -> R + Send + 'static,
         R: Send + 'static,
     {
-        // SAFETY (of the &): as in `call`.
-        call_wait(
-            self.actor.handle,
-            self.name_ptr(),
-            &self.origin,
-            move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
-            None,
-        )
+        self.wait_for(None, f)
     }
 
     /// [`call_wait`](Self::call_wait) giving up after `timeout` (an error with
@@ -855,13 +848,22 @@ impl<S: Sync + 'static> Group<'_, S> {
         F: FnOnce(&S) -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.wait_for(Some(timeout), f)
+    }
+
+    /// The blocking call of `call_wait` and `call_wait_timeout`.
+    fn wait_for<F, R>(&self, timeout: Option<Duration>, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
         // SAFETY (of the &): as in `call`.
         call_wait(
             self.actor.handle,
             self.name_ptr(),
             &self.origin,
             move |s: *mut S, _: &Scope| Ok(f(unsafe { &*s })),
-            Some(timeout),
+            timeout,
         )
     }
 }
