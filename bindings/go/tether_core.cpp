@@ -11053,7 +11053,9 @@ bool request_time_slice(std::int64_t ns) noexcept {
   SchedAttr attr;
   if (!fair_attr(attr)) return false;
   attr.size = sizeof attr;
-  attr.sched_flags = 0;  // the policy and nice just read are set again as they were
+  // The policy and nice just read are set again as they were, and reset-on-fork kept
+  // (SCHED_FLAG_RESET_ON_FORK, 0x01: the one flag sched_getattr reports).
+  attr.sched_flags &= 0x01;
   attr.sched_runtime = static_cast<std::uint64_t>(ns);
   return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
 }
