@@ -32,8 +32,9 @@
 // 1.03x / 1.04x against the default's 1.07x / 1.12x / 1.14x; 0.1 ms 1.02x / 1.04x / 0.96x
 // against 1.20x / 1.27x / 1.23x in an earlier state of the VM; beside two busy loops
 // (0.1 ms), after idle on one CPU 0.90x / 0.84x against 1.09x / 1.15x, 1,024 calls in flight
-// on one CPU 223-236 against 256-262 ns. The Go binding (go test -bench RoundTrip): 0.7 ms
-// 3.8-4.6 us on one CPU, 0.94-1.05 us across CPUs, against 3.8-4.3 and 0.91-1.03 us.
+// on one CPU 223-236 against 256-262 ns. The Go binding still lost at half (go test -bench
+// RoundTrip/tether/sameCPU: 4.5-5.3 against 3.8-4.0 us), so it keeps its threads at the OS
+// slice (bindings/go/time_slice.go); Python's round trips did not change.
 //
 // TETHER_TIME_SLICE_NS, read once at the first serving thread's start, changes it for the
 // process: 0 leaves the threads at the OS default; a whole number of nanoseconds from
