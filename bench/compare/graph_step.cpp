@@ -1,18 +1,25 @@
 // graph_step.cpp: what a compiled graph's step between two actors costs (target 6).
 //   SPSC ring round trip   the floor: two threads on different CPUs, a ring of integers
 //                          each way, both spinning: x goes out, x + 1 comes back.
-//   32-node chain, a step  one execution at a time of a graph whose 32 nodes (x -> x + 1
-//                          each) alternate between actor A and actor B, so the value
-//                          crosses between the two actors' threads 31 times: the time of
-//                          an execution over 32. A and B apart (A on the first CPU, B on
-//                          the second; the caller, which parks on the future, unpinned),
-//                          or everything on the first CPU.
+//   a step                 what one more node costs an execution of a chain whose nodes
+//                          (x -> x + 1 each) alternate between actor A and actor B, so each
+//                          node is one crossing between the two actors' threads: in one
+//                          sample, with the same two actors, a 16-node chain and then a
+//                          128-node one, each one execution at a time; the step is the
+//                          difference of their executions over the 112 nodes between them.
+//                          What is left of the short chain's execution is the execution's
+//                          own cost: execute, the first step's queueing, and the caller's
+//                          wake-up on the future (the caller parks: it shares a CPU with A
+//                          or B). A chain's time over its length (the figure before
+//                          2026-12-06, 32 nodes) charged each step ~1/32 of that, ~150 ns.
+//                          A and B apart (A on the first CPU, B on the second; the caller
+//                          unpinned), or everything on the first CPU.
 //   2 nodes, an execution  the graph A -> B, one execution at a time (caller -> A -> B ->
 //                          caller).
 //   2 chained calls        the same two passes as a caller without graphs writes them:
 //                          tether_actor_call on A, wait; then on B, wait.
-// Target 6: a step of the chain with the actors apart <= 2x the SPSC round trip; on one
-// CPU, the two-node execution no slower than the two chained calls.
+// Target 6: a step with the actors apart <= 2x the SPSC round trip; on one CPU, the
+// two-node execution no slower than the two chained calls.
 #include "graph_step.h"
 
 #include <tether/tether.h>
@@ -23,7 +30,9 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../check.h"
@@ -35,7 +44,8 @@ namespace {
 
 using tether_bench::Check;
 
-constexpr int kChain = 32;
+constexpr int kShortChain = 16;
+constexpr int kLongChain = 128;
 constexpr size_t kValues = 64;  // values a node (or a ring) holds: more than are ever in flight
 
 inline void pause() noexcept { __builtin_ia32_pause(); }
@@ -209,11 +219,14 @@ int64_t chained(const Actors& actors, int64_t x) {
 
 enum class Shape { kSpsc, kChainStep, kPair, kChained };
 
+// Case: samples of one shape; for kChainStep a sample is the short chain's execution and
+// long_samples[i] the long chain's, measured right after it with the same actors.
 struct Case {
   Shape shape;
   bool apart;
   const char* what;
   std::vector<Sample> samples;
+  std::vector<Sample> long_samples;
 };
 
 // time_it: op(x) must give x + adds; runs for sample_ms after a warm-up; per_op divides
@@ -242,7 +255,17 @@ Sample time_it(int sample_ms, int64_t adds, double per_op, Op op) {
   return Sample{wall / static_cast<double>(ops) / per_op, mine / wall, std::max(0.0, all - mine) / wall};
 }
 
-Sample sample(const Case& c, int sample_ms) {
+// chain_samples: one execution of the short chain, then of the long one, half the time each.
+std::pair<Sample, Sample> chain_samples(const Actors& actors, int sample_ms) {
+  auto executions = [&](int n) {
+    Chain chain(actors, n);  // released before the next is compiled: a thread hosts one graph
+    return time_it(sample_ms / 2, n, 1, [&](int64_t x) { return chain(x); });
+  };
+  Sample short_chain = executions(kShortChain);
+  return {short_chain, executions(kLongChain)};
+}
+
+void sample(Case& c, int sample_ms) {
   Sample s;
   if (c.shape == Shape::kSpsc) {
     SpscPair pair;
@@ -251,25 +274,48 @@ Sample sample(const Case& c, int sample_ms) {
     Actors actors(c.apart);
     if (c.shape == Shape::kChained) {
       s = time_it(sample_ms, 2, 1, [&](int64_t x) { return chained(actors, x); });
+    } else if (c.shape == Shape::kPair) {
+      Chain pair(actors, 2);
+      s = time_it(sample_ms, 2, 1, [&](int64_t x) { return pair(x); });
     } else {
-      const int n = c.shape == Shape::kChainStep ? kChain : 2;
-      Chain chain(actors, n);
-      s = time_it(sample_ms, n, c.shape == Shape::kChainStep ? kChain : 1, [&](int64_t x) { return chain(x); });
+      auto [short_chain, long_chain] = chain_samples(actors, sample_ms);
+      s = short_chain;
+      c.long_samples.push_back(long_chain);
     }
   }
   place_caller(Placement::kUnpinned);
-  return s;
+  c.samples.push_back(s);
 }
 
-double time_of(const Case& c) {
+double time_of(const std::vector<Sample>& samples) {
   std::vector<double> v;
-  for (const Sample& s : c.samples) v.push_back(s.ns_per_op);
+  for (const Sample& s : samples) v.push_back(s.ns_per_op);
   return median(v);
 }
-double cpu_of(const Case& c, double Sample::*side) {
+double cpu_of(const std::vector<Sample>& samples, double Sample::*side) {
   std::vector<double> v;
-  for (const Sample& s : c.samples) v.push_back(s.*side);
+  for (const Sample& s : samples) v.push_back(s.*side);
   return median(v);
+}
+// The chain's derived figures, each the median of the samples' own (a short and a long
+// chain measured together): a step, and the execution's own cost.
+double step_ns(const Sample& short_chain, const Sample& long_chain) {
+  return (long_chain.ns_per_op - short_chain.ns_per_op) / (kLongChain - kShortChain);
+}
+std::vector<Sample> steps_of(const Case& c) {
+  std::vector<Sample> v;
+  for (size_t i = 0; i < c.samples.size(); ++i) {
+    v.push_back({step_ns(c.samples[i], c.long_samples[i]), c.long_samples[i].caller_cpu, c.long_samples[i].other_cpu});
+  }
+  return v;
+}
+std::vector<Sample> own_costs_of(const Case& c) {
+  std::vector<Sample> v;
+  for (size_t i = 0; i < c.samples.size(); ++i) {
+    const Sample& s = c.samples[i];
+    v.push_back({s.ns_per_op - kShortChain * step_ns(s, c.long_samples[i]), s.caller_cpu, s.other_cpu});
+  }
+  return v;
 }
 
 std::string fmt(const char* f, double a) {
@@ -284,32 +330,45 @@ std::string duration(double ns) { return ns < 1000 ? fmt("%.0f ns", ns) : fmt("%
 GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed) {
   std::vector<Case> cases;
   if (usable_cpus() >= 2) {
-    cases.push_back({Shape::kSpsc, true, "SPSC ring round trip (floor; spinning both sides)", {}});
-    cases.push_back({Shape::kChainStep, true, "compiled graph, 32-node chain A/B/A/...: one step", {}});
-    cases.push_back({Shape::kPair, true, "compiled graph A -> B: one execution", {}});
-    cases.push_back({Shape::kChained, true, "two chained calls, A then B", {}});
+    cases.push_back({Shape::kSpsc, true, "SPSC ring round trip (floor; spinning both sides)", {}, {}});
+    cases.push_back({Shape::kChainStep, true, "compiled graph, chain A/B/A/...", {}, {}});
+    cases.push_back({Shape::kPair, true, "compiled graph A -> B: one execution", {}, {}});
+    cases.push_back({Shape::kChained, true, "two chained calls, A then B", {}, {}});
   }
-  cases.push_back({Shape::kChainStep, false, "compiled graph, 32-node chain A/B/A/...: one step", {}});
-  cases.push_back({Shape::kPair, false, "compiled graph A -> B: one execution", {}});
-  cases.push_back({Shape::kChained, false, "two chained calls, A then B", {}});
+  cases.push_back({Shape::kChainStep, false, "compiled graph, chain A/B/A/...", {}, {}});
+  cases.push_back({Shape::kPair, false, "compiled graph A -> B: one execution", {}, {}});
+  cases.push_back({Shape::kChained, false, "two chained calls, A then B", {}, {}});
   std::vector<Case*> schedule;
   for (Case& c : cases) {
     for (int i = 0; i < reps; ++i) schedule.push_back(&c);
   }
   std::mt19937 rng(seed + 6);
   std::shuffle(schedule.begin(), schedule.end(), rng);
-  for (Case* c : schedule) c->samples.push_back(sample(*c, sample_ms));
+  for (Case* c : schedule) sample(*c, sample_ms);
 
   GraphStepReport out;
   std::string& md = out.markdown;
   md += "### A compiled graph's step between two actors (median of " + std::to_string(reps) +
         ")\n\nApart: actor A on the first CPU, actor B on the second, the caller unpinned (the SPSC "
         "ring: its two threads on the two CPUs). One CPU: A, B and the caller on the first. `CPU`: CPU seconds "
-        "per wall second, caller / other threads.\n\n| | apart | CPU | one CPU | CPU |\n|---|---:|---:|---:|---:|\n";
-  auto cell = [&](const Case* c) {
-    return c == nullptr ? std::string(" – | |")
-                        : " " + duration(time_of(*c)) + " | " + fmt("%.2f", cpu_of(*c, &Sample::caller_cpu)) +
-                              " / " + fmt("%.2f", cpu_of(*c, &Sample::other_cpu)) + " |";
+        "per wall second, caller / other threads. A step: in each sample, with the same two actors, a " +
+        std::to_string(kShortChain) + "-node chain's execution and then a " + std::to_string(kLongChain) +
+        "-node chain's; a step is their difference over the nodes between them (median of the samples' "
+        "own), and what is left of the short one is the execution's own cost (execute, the caller's "
+        "wake-up).\n\n| | apart | CPU | one CPU | CPU |\n|---|---:|---:|---:|---:|\n";
+  // A row's cell for one placement: the median of what figure makes of its case's samples.
+  using Figure = std::vector<Sample> (*)(const Case&);
+  auto cell = [&](const Case* c, Figure figure) {
+    if (c == nullptr) return std::string(" – | |");
+    const std::vector<Sample> v = figure(*c);
+    std::string text = " ";  // appended, not added: g++ 12 warns (-Wrestrict) on a + chain here
+    text += duration(time_of(v));
+    text += " | ";
+    text += fmt("%.2f", cpu_of(v, &Sample::caller_cpu));
+    text += " / ";
+    text += fmt("%.2f", cpu_of(v, &Sample::other_cpu));
+    text += " |";
+    return text;
   };
   auto find = [&](Shape shape, bool apart) -> const Case* {
     for (const Case& c : cases) {
@@ -317,15 +376,27 @@ GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed) {
     }
     return nullptr;
   };
-  for (Shape shape : {Shape::kSpsc, Shape::kChainStep, Shape::kPair, Shape::kChained}) {
-    const Case* any = find(shape, true) != nullptr ? find(shape, true) : find(shape, false);
-    if (any == nullptr) continue;
-    md += std::string("| ") + any->what + " |" + cell(find(shape, true)) + cell(find(shape, false)) + "\n";
-  }
-  if (const Case* c = find(Shape::kSpsc, true)) out.spsc_round_trip_ns = time_of(*c);
-  if (const Case* c = find(Shape::kChainStep, true)) out.step_apart_ns = time_of(*c);
-  out.pair_same_ns = time_of(*find(Shape::kPair, false));
-  out.chained_same_ns = time_of(*find(Shape::kChained, false));
+  auto row = [&](Shape shape, const std::string& what, Figure figure) {
+    md += "| " + what + " |" + cell(find(shape, true), figure) + cell(find(shape, false), figure) + "\n";
+  };
+  const Figure samples = [](const Case& c) { return c.samples; };
+  const std::string chain = "compiled graph, chain A/B/A/... of ";
+  if (find(Shape::kSpsc, true) != nullptr) row(Shape::kSpsc, find(Shape::kSpsc, true)->what, samples);
+  row(Shape::kChainStep, chain + std::to_string(kShortChain) + " nodes: one execution", samples);
+  row(Shape::kChainStep, chain + std::to_string(kLongChain) + " nodes: one execution",
+      [](const Case& c) { return c.long_samples; });
+  row(Shape::kChainStep,
+      "**a step between A and B**: the two executions' difference over " +
+          std::to_string(kLongChain - kShortChain) + " nodes",
+      steps_of);
+  row(Shape::kChainStep,
+      "an execution's own cost: the " + std::to_string(kShortChain) + "-node execution less its steps", own_costs_of);
+  row(Shape::kPair, find(Shape::kPair, false)->what, samples);
+  row(Shape::kChained, find(Shape::kChained, false)->what, samples);
+  if (const Case* c = find(Shape::kSpsc, true)) out.spsc_round_trip_ns = time_of(c->samples);
+  if (const Case* c = find(Shape::kChainStep, true)) out.step_apart_ns = time_of(steps_of(*c));
+  out.pair_same_ns = time_of(find(Shape::kPair, false)->samples);
+  out.chained_same_ns = time_of(find(Shape::kChained, false)->samples);
   return out;
 }
 

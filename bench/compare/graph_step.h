@@ -9,7 +9,7 @@ namespace compare {
 struct GraphStepReport {
   std::string markdown;  // the table
   double spsc_round_trip_ns = 0;  // different CPUs
-  double step_apart_ns = 0;       // one step of the long chain, the actors on different CPUs
+  double step_apart_ns = 0;       // one more node of a chain (graph_step.cpp), the actors on different CPUs
   double pair_same_ns = 0;        // a two-node execution, everything on one CPU
   double chained_same_ns = 0;     // the same two passes as chained calls, on one CPU
 };
