@@ -547,14 +547,7 @@ impl<S: 'static> Actor<S, Exclusive> {
         F: FnOnce(&mut S) -> R + Send + 'static,
         R: Send + 'static,
     {
-        // SAFETY (of the &mut): see the comment on this impl.
-        call_wait(
-            self.handle,
-            std::ptr::null(),
-            &self.origin,
-            move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
-            None,
-        )
+        self.wait_for(None, f)
     }
 
     /// Like [`call_wait`](Self::call_wait), giving up after `timeout` (an error with
@@ -565,13 +558,22 @@ impl<S: 'static> Actor<S, Exclusive> {
         F: FnOnce(&mut S) -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.wait_for(Some(timeout), f)
+    }
+
+    // The blocking round trip of call_wait and call_wait_timeout (timeout None: forever).
+    fn wait_for<F, R>(&self, timeout: Option<Duration>, f: F) -> Result<R, Error>
+    where
+        F: FnOnce(&mut S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
         // SAFETY (of the &mut): see the comment on this impl.
         call_wait(
             self.handle,
             std::ptr::null(),
             &self.origin,
             move |s: *mut S, _: &Scope| Ok(f(unsafe { &mut *s })),
-            Some(timeout),
+            timeout,
         )
     }
 }
