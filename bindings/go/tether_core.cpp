@@ -173,6 +173,8 @@ class SpinEnd {
   // checked: whether the last passed() read the clock: once every kLooks looks, when a
   // spin's other slow checks are due too.
   [[nodiscard]] bool checked() const noexcept { return looks_ % kLooks == 0; }
+  // long_spin: the spin has read the clock at least once (it lasted kLooks looks or more).
+  [[nodiscard]] bool long_spin() const noexcept { return looks_ >= kLooks; }
 
  private:
   static constexpr uint32_t kLooks = 16;
@@ -401,11 +403,12 @@ class EventCount {
     return true;
   }
 
-  // notify_all: N2..N4, after the condition changed (N1).
-  void notify_all() noexcept {
+  // notify_all: N2..N4, after the condition changed (N1). True if it woke waiters (N4).
+  bool notify_all() noexcept {
     epoch_.fetch_add(1, std::memory_order_seq_cst);                           // N2
-    if (waiters_.load(std::memory_order_seq_cst) == 0) return;                // N3
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return false;          // N3
     platform::wake_all_parked(epoch_);                                        // N4
+    return true;
   }
 
  private:
@@ -1020,12 +1023,14 @@ class LazyThreadGroup {
 // always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
-// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
-// the thread that will push; if what serve() ran last was fire-and-forget calls, C1
+// waiter on one of its calls, or a pusher) runs on this CPU, or when this thread has
+// just woken a waiter parked on this CPU (spinning would only delay the thread that will
+// push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
 // yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
 // says why), else within an adaptive budget (idle_budget_ns_, between
-// kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
-// the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
+// kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
+// work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
+// is a full one). The consumer publishes
 // its CPU in presence_ at C1 and after C6, and kParked (with the CPU it parks on) before
 // C2; the producer that wins P3 marks it kWaking before P4: hints for waiters, outside
 // the protocol (a stale one costs time, never a wake-up).
@@ -2204,7 +2209,24 @@ inline void Inbox::run(Work& w, Lane& lane) noexcept {
 // spinning; one whose calls take long (a slow method, a caller that goes quiet) spins
 // little. A budget at its floor could stay there for good when answers take just longer
 // than the floor, so every kProbeEvery-th spin uses the full budget (a probe): its success
-// grows the budget again.
+// grows the budget again, to at least twice what that spin took for the waiter's wake
+// spin and the consumer's idle spin (timed only when it lasted over ~0.5 us: SpinEnd),
+// so one probe lifts a budget whose work comes just later than its double.
+// Three threads on two CPUs (a compiled graph's execution: the caller, actor A, actor B,
+// each pair of them sharing a CPU in turn): two more rules, both about not letting a CPU
+// halt while work for it is on its way (a halted vCPU is woken by the host in 10-40 us
+// here, sometimes 200), nor spinning on a CPU a woken thread needs.
+//   - A thread that woke a parked waiter on its own CPU (Scope::notify_waiters: the
+//     waiter's CPU is kept as it parks) parks at its next idle look instead of spinning
+//     (woke_waiter_on / take_woke_here): the woken thread needs this CPU, and with a
+//     longer time slice than the spinner's (time_slice.h) it would wait for the spin to
+//     end. The lane's last partner cannot say so: the waiter on an execution is not the
+//     lane's pusher (the node before it is), and the pusher's CPU overwrites the waiter's.
+//   - A waiter on an execution whose partner (the lane of its output) is parked still
+//     spins while another lane of the graph (a feeder) runs or is being woken on another
+//     CPU (AnswerSpin's feeders): that lane's step will wake the partner, and a spinning
+//     CPU takes the wake-up at once where a parked waiter's would have halted. It parks
+//     as soon as the partner runs, or is being woken, on its own CPU.
 //
 // Figures that chose the constants (2 vCPUs shared with other work, bench/compare):
 //   kWaitSpinMaxNs 10 us: a cross-CPU call answers in 1.3-3 us back to back, and the
@@ -2275,6 +2297,13 @@ inline constexpr uint32_t kProbeEvery = 16;
 // current_cpu: the CPU the calling thread runs on now (-1 if unknown).
 int32_t current_cpu() noexcept;
 
+// A thread that woke a parked waiter on its own CPU says so (woke_waiter_on); the lane
+// consumer it is then parks at its next idle look instead of spinning (take_woke_here),
+// as the woken thread needs that CPU and a woken thread with a longer time slice than a
+// spinning one waits for the spin to end (core/time_slice.h).
+void woke_waiter_on(int32_t cpu) noexcept;
+[[nodiscard]] bool take_woke_here() noexcept;
+
 // AdaptiveBudget: a spin budget in [min, max] nanoseconds: doubled after a success,
 // halved after a timeout. Not thread-safe on its own (see LanePresence for the shared one).
 class AdaptiveBudget {
@@ -2342,11 +2371,19 @@ class alignas(64) LanePresence {
     }
     return c != my_cpu || my_cpu < 0 ? Spin::kAnswer : Spin::kNo;
   }
-  // consumer_parked_or_on: while spinning: spinning cannot help any more (a waking consumer
-  // still can answer; one that came up on the spinner's CPU cannot while it spins).
-  [[nodiscard]] bool consumer_parked_or_on(int32_t cpu) const noexcept {
+  // parked: the consumer parked and nobody has woken it yet.
+  [[nodiscard]] bool parked() const noexcept { return consumer_cpu_.load(std::memory_order_relaxed) == kParked; }
+  // runs_elsewhere: the consumer runs, or is being woken, on a CPU known and not cpu.
+  [[nodiscard]] bool runs_elsewhere(int32_t cpu) const noexcept {
+    int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
+    if (c == kWaking) c = parked_on_.load(std::memory_order_relaxed);
+    return c >= 0 && c != cpu;
+  }
+  // on_or_waking_on: the consumer runs on cpu or is being woken there (it needs cpu).
+  [[nodiscard]] bool on_or_waking_on(int32_t cpu) const noexcept {
+    if (cpu < 0) return false;
     const int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
-    return c == kParked || (c == cpu && cpu >= 0);
+    return c == cpu || (c == kWaking && parked_on_.load(std::memory_order_relaxed) == cpu);
   }
   [[nodiscard]] int64_t wait_budget_ns() const noexcept { return wait_budget_ns_.load(std::memory_order_relaxed); }
   void wait_spin_succeeded() noexcept {
@@ -2530,6 +2567,9 @@ class PinnedLane final : public Lane {
   bool next(Work& w, const Deadline& deadline);
   // idle_spin_budget: how long C1 spins now on cpu (publishes where the consumer is).
   int64_t idle_spin_budget(int32_t cpu) noexcept;
+  // next_idle_budget: C1's budget after a spin in which work arrived (after took; zero:
+  // a short spin, not timed) or not.
+  [[nodiscard]] int64_t next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
   // partner_here: the lane's last partner (core/spin_policy.h) runs on cpu, this thread's.
@@ -2603,22 +2643,29 @@ class PinnedLane final : public Lane {
 //   S1 announced: waiter_spins = true          E1 state_ = terminal (release, under its lock)
 //   S2 loop: settled (acquire)? done           E2 unlock, wake parked waiters
 //       clock read: state terminal? done       E3 always, or announced and waiter_spins:
-//       budget passed / partner parked: park      settled = true (release)
+//       budget passed / partner parked (no       settled = true (release)
+//       feeder runs elsewhere) or on this CPU:
+//       park
 // A waiter whose S1 E3 misses (the state became terminal first) sees the state at its
 // next clock read (S2), at most one SpinEnd period later; either way it then parks on the
 // future's own protocol, which loses nothing.
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 
 namespace tether {
 
 struct AnswerSpin {
   // spin: S1-S2 within partner's budgets (partner null: a fixed kWaitSpin). waiter_spins
-  // null: the ending side settles always.
+  // null: the ending side settles always. feeders (a compiled graph's lanes, or null):
+  // while the partner is parked and one of them runs on another CPU, the waiter spins on
+  // (that lane's step will wake the partner; a spinning CPU is woken into at once, a
+  // halted vCPU in 10-40 us here) until the partner runs or is woken on this CPU.
   static void spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                   const std::atomic<int32_t>& state, const Deadline& deadline) noexcept;
+                   const std::atomic<int32_t>& state, const Deadline& deadline,
+                   const std::vector<LanePresence*>* feeders = nullptr) noexcept;
   // settle / settle_always: E3, after the terminal store has been published.
   static void settle(const std::atomic<bool>& waiter_spins, std::atomic<bool>& settled) noexcept {
     if (waiter_spins.load(std::memory_order_relaxed)) settle_always(settled);
@@ -2955,6 +3002,12 @@ namespace tether {
 
 class CallLedger;
 
+// ServingLanes: a compiled graph's lanes, as its executions' futures see them.
+struct ServingLanes {
+  std::vector<const void*> lanes;        // compared, never followed
+  std::vector<LanePresence*> presences;  // those of the lanes that have one (type-stable)
+};
+
 class Scope final : public Future, public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
@@ -2983,8 +3036,9 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
     // actor too (tether_task_actor; the actor's end waits for them: Actor::is_inside).
     uint64_t actor = 0;
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
-    // it from one of them while it is not done is a wait on yourself.
-    std::shared_ptr<const std::vector<const void*>> serving_lanes;
+    // it from one of them while it is not done is a wait on yourself. Their presences
+    // (spin_policy.h) feed spin_partner, the lane that ends it (answer_spin.h).
+    std::shared_ptr<const ServingLanes> serving_lanes;
     // For a call: its owner's ledger, which counts the call once, as the scope becomes
     // terminal (SUCCEEDED: completed, FAILED: failed, CANCELLED: cancelled), under mutex_
     // and before state_ is stored: a thread that sees the state sees the count. The owner
@@ -3136,7 +3190,7 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
   // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
   // settled_, which that waiter watches (answer_spin.h).
   void notify_waiters() noexcept {
-    wakeups_.notify_all();
+    if (wakeups_.notify_all()) woke_waiter_on(waiter_cpu_.load(std::memory_order_relaxed));
     if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
   }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
@@ -3194,6 +3248,9 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
   // nobody spins (calls answered before they are waited for), so the pool's next use of
   // the block does not fetch the line back from the running side's CPU.
   std::atomic<bool> settled_{false};
+  // waiter_cpu_: where the last waiter to park ran (a hint, relaxed): the thread that ends
+  // the scope and wakes it there parks rather than spins next (spin_policy.h).
+  std::atomic<int32_t> waiter_cpu_{-1};
 };
 
 }  // namespace tether
@@ -4828,10 +4885,36 @@ void Actor::settle_fast(uint64_t n) noexcept {
 
 namespace tether {
 
+namespace {
+
+// fed_elsewhere: the partner is parked (nobody woke it yet) while a feeder (another lane of
+// the same compiled graph) runs, or is being woken, on a CPU other than me: its step will
+// wake the partner.
+bool fed_elsewhere(const LanePresence& partner, const std::vector<LanePresence*>* feeders, int32_t me) noexcept {
+  if (feeders == nullptr || !partner.parked()) return false;
+  for (const LanePresence* f : *feeders) {
+    if (f != &partner && f->runs_elsewhere(me)) return true;
+  }
+  return false;
+}
+
+// cannot_help: while spinning: the partner needs this CPU (runs or is being woken on it),
+// or is parked with nothing on its way to wake it.
+bool cannot_help(const LanePresence& partner, const std::vector<LanePresence*>* feeders, int32_t me) noexcept {
+  if (partner.on_or_waking_on(me)) return true;
+  return partner.parked() && !fed_elsewhere(partner, feeders, me);
+}
+
+}  // namespace
+
 void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                      const std::atomic<int32_t>& state, const Deadline& deadline) noexcept {
+                      const std::atomic<int32_t>& state, const Deadline& deadline,
+                      const std::vector<LanePresence*>* feeders) noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
-  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  if (kind == LanePresence::Spin::kNo && partner != nullptr && fed_elsewhere(*partner, feeders, me)) {
+    kind = LanePresence::Spin::kAnswer;  // spin through the feeder's step and the partner's wake-up
+  }
   if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
   TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
   std::chrono::nanoseconds budget{kWaitSpinMaxNs};  // without a partner
@@ -4859,8 +4942,8 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
     }
     if (partner == nullptr) {
       spin.once();
-    } else if (partner->consumer_parked_or_on(me)) {
-      return;  // spinning cannot help any more
+    } else if (cannot_help(*partner, feeders, me)) {
+      return;
     } else {
       // The consumer runs on another CPU (or is waking there): yielding would not help
       // it, and on a loaded machine would hand this CPU to another process for a whole
@@ -5879,7 +5962,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   std::vector<uint32_t> host_of_;                 // node -> index in hosts_
   std::vector<bool> is_output_;                   // node -> among the outputs
   std::vector<std::unique_ptr<HostSlot>> hosts_;  // one per distinct lane
-  std::shared_ptr<const std::vector<const void*>> lanes_;  // the hosts' lanes, for futures
+  std::shared_ptr<const ServingLanes> lanes_;  // the hosts' lanes, for futures
   std::vector<size_t> input_offset_;  // node -> first of its inputs in a slot's input buffer
   std::unique_ptr<Slot[]> slots_;     // capacity of them
   std::atomic<bool> torn_down_{false};  // also the nodes' stop request
@@ -6051,7 +6134,12 @@ void CompiledGraph::build() {
     }
     ++hosts_[host_of_.back()]->nodes;
   }
-  lanes_ = std::make_shared<const std::vector<const void*>>(std::move(lanes));
+  auto serving = std::make_shared<ServingLanes>();
+  serving->lanes = std::move(lanes);
+  for (const auto& host : hosts_) {
+    if (LanePresence* p = host->lane->presence()) serving->presences.push_back(p);
+  }
+  lanes_ = std::move(serving);
   is_output_.assign(nodes, false);
   for (uint32_t o : plan_.outputs) is_output_[o] = true;
   size_t input_count = 0;
@@ -6088,7 +6176,7 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
 
 bool CompiledGraph::inside() const noexcept {
   const void* serving = this_thread_role().serving;
-  return serving != nullptr && std::find(lanes_->begin(), lanes_->end(), serving) != lanes_->end();
+  return serving != nullptr && std::find(lanes_->lanes.begin(), lanes_->lanes.end(), serving) != lanes_->lanes.end();
 }
 
 std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {
@@ -7938,6 +8026,7 @@ void Lane::drain_here() {
 // ==== core/pinned_lane.cpp ====
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 #include <utility>
@@ -8016,13 +8105,13 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       SpinWait spin;  // C1
       SpinEnd end(spin_until);
       while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
+      const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
+      if (budget > 0) {
+        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::Clock::now() - now
+                                                                     : Deadline::Clock::duration::zero());
+      }
+      if (arrived) continue;
     }
-    const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
-    if (budget > 0) {
-      idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
-                                : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
-    }
-    if (arrived) continue;
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
       std::this_thread::yield();
@@ -8052,9 +8141,16 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
   }
 }
 
+int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {
+  if (!arrived) return AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
+  const int64_t took_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
+  return AdaptiveBudget::after_success(idle_budget_ns_, took_ns, options_.idle_spin_ns);
+}
+
 int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
-  if (partner_here(cpu)) return 0;  // the next push comes from this CPU
+  // The next push comes from this CPU, or a thread this one woke here waits for it.
+  if (take_woke_here() || partner_here(cpu)) return 0;
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
@@ -8449,7 +8545,8 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    AnswerSpin::spin(options_.spin_partner, &waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(options_.spin_partner, &waiter_spins_, settled_, state_, deadline,
+                     options_.serving_lanes ? &options_.serving_lanes->presences : nullptr);
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
@@ -8460,6 +8557,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
+  waiter_cpu_.store(current_cpu(), std::memory_order_relaxed);
   (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_.load(std::memory_order_relaxed); });
   if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
@@ -8526,7 +8624,7 @@ bool Scope::is_inside() const noexcept {
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
   if (state() != TETHER_PENDING) return false;
   if (options_.serving_lanes) {
-    const auto& lanes = *options_.serving_lanes;
+    const auto& lanes = options_.serving_lanes->lanes;
     if (std::find(lanes.begin(), lanes.end(), role.serving) != lanes.end()) return true;
   }
   return options_.serving_lane != nullptr && role.serves_lane(options_.serving_lane, options_.serving_lane_id);
@@ -8571,6 +8669,20 @@ LanePresence* g_free = nullptr;  // guarded by g_free_mutex
 int32_t current_cpu() noexcept {
   const int cpu = platform::current_cpu();
   return cpu < 0 ? LanePresence::kUnknown : static_cast<int32_t>(cpu);
+}
+
+namespace {
+TETHER_HOT_TLS thread_local bool t_woke_here = false;  // this thread's: see woke_waiter_on
+}  // namespace
+
+void woke_waiter_on(int32_t cpu) noexcept {
+  if (cpu >= 0 && cpu == current_cpu()) t_woke_here = true;
+}
+
+bool take_woke_here() noexcept {
+  if (!t_woke_here) return false;
+  t_woke_here = false;
+  return true;
 }
 
 LanePresence* LanePresence::acquire() {

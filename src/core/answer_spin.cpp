@@ -9,10 +9,36 @@
 
 namespace tether {
 
+namespace {
+
+// fed_elsewhere: the partner is parked (nobody woke it yet) while a feeder (another lane of
+// the same compiled graph) runs, or is being woken, on a CPU other than me: its step will
+// wake the partner.
+bool fed_elsewhere(const LanePresence& partner, const std::vector<LanePresence*>* feeders, int32_t me) noexcept {
+  if (feeders == nullptr || !partner.parked()) return false;
+  for (const LanePresence* f : *feeders) {
+    if (f != &partner && f->runs_elsewhere(me)) return true;
+  }
+  return false;
+}
+
+// cannot_help: while spinning: the partner needs this CPU (runs or is being woken on it),
+// or is parked with nothing on its way to wake it.
+bool cannot_help(const LanePresence& partner, const std::vector<LanePresence*>* feeders, int32_t me) noexcept {
+  if (partner.on_or_waking_on(me)) return true;
+  return partner.parked() && !fed_elsewhere(partner, feeders, me);
+}
+
+}  // namespace
+
 void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                      const std::atomic<int32_t>& state, const Deadline& deadline) noexcept {
+                      const std::atomic<int32_t>& state, const Deadline& deadline,
+                      const std::vector<LanePresence*>* feeders) noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
-  const LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
+  if (kind == LanePresence::Spin::kNo && partner != nullptr && fed_elsewhere(*partner, feeders, me)) {
+    kind = LanePresence::Spin::kAnswer;  // spin through the feeder's step and the partner's wake-up
+  }
   if (kind == LanePresence::Spin::kNo) return;  // parked, or on this CPU: park at once
   TETHER_HOT_TLS thread_local uint32_t waits = 0;  // this thread's, for the probes
   std::chrono::nanoseconds budget{kWaitSpinMaxNs};  // without a partner
@@ -40,8 +66,8 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
     }
     if (partner == nullptr) {
       spin.once();
-    } else if (partner->consumer_parked_or_on(me)) {
-      return;  // spinning cannot help any more
+    } else if (cannot_help(*partner, feeders, me)) {
+      return;
     } else {
       // The consumer runs on another CPU (or is waking there): yielding would not help
       // it, and on a loaded machine would hand this CPU to another process for a whole

@@ -21,7 +21,9 @@
 //   S1 announced: waiter_spins = true          E1 state_ = terminal (release, under its lock)
 //   S2 loop: settled (acquire)? done           E2 unlock, wake parked waiters
 //       clock read: state terminal? done       E3 always, or announced and waiter_spins:
-//       budget passed / partner parked: park      settled = true (release)
+//       budget passed / partner parked (no       settled = true (release)
+//       feeder runs elsewhere) or on this CPU:
+//       park
 // A waiter whose S1 E3 misses (the state became terminal first) sees the state at its
 // next clock read (S2), at most one SpinEnd period later; either way it then parks on the
 // future's own protocol, which loses nothing.
@@ -29,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "core/deadline.h"
 #include "core/spin_policy.h"
@@ -37,9 +40,13 @@ namespace tether {
 
 struct AnswerSpin {
   // spin: S1-S2 within partner's budgets (partner null: a fixed kWaitSpin). waiter_spins
-  // null: the ending side settles always.
+  // null: the ending side settles always. feeders (a compiled graph's lanes, or null):
+  // while the partner is parked and one of them runs on another CPU, the waiter spins on
+  // (that lane's step will wake the partner; a spinning CPU is woken into at once, a
+  // halted vCPU in 10-40 us here) until the partner runs or is woken on this CPU.
   static void spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                   const std::atomic<int32_t>& state, const Deadline& deadline) noexcept;
+                   const std::atomic<int32_t>& state, const Deadline& deadline,
+                   const std::vector<LanePresence*>* feeders = nullptr) noexcept;
   // settle / settle_always: E3, after the terminal store has been published.
   static void settle(const std::atomic<bool>& waiter_spins, std::atomic<bool>& settled) noexcept {
     if (waiter_spins.load(std::memory_order_relaxed)) settle_always(settled);

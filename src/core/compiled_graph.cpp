@@ -120,7 +120,12 @@ void CompiledGraph::build() {
     }
     ++hosts_[host_of_.back()]->nodes;
   }
-  lanes_ = std::make_shared<const std::vector<const void*>>(std::move(lanes));
+  auto serving = std::make_shared<ServingLanes>();
+  serving->lanes = std::move(lanes);
+  for (const auto& host : hosts_) {
+    if (LanePresence* p = host->lane->presence()) serving->presences.push_back(p);
+  }
+  lanes_ = std::move(serving);
   is_output_.assign(nodes, false);
   for (uint32_t o : plan_.outputs) is_output_[o] = true;
   size_t input_count = 0;
@@ -157,7 +162,7 @@ uint64_t CompiledGraph::compile(const std::shared_ptr<Graph>& graph, Options opt
 
 bool CompiledGraph::inside() const noexcept {
   const void* serving = this_thread_role().serving;
-  return serving != nullptr && std::find(lanes_->begin(), lanes_->end(), serving) != lanes_->end();
+  return serving != nullptr && std::find(lanes_->lanes.begin(), lanes_->lanes.end(), serving) != lanes_->lanes.end();
 }
 
 std::shared_ptr<Scope> CompiledGraph::execute(UserArg input, Deadline room) {

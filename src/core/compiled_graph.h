@@ -104,7 +104,7 @@ class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
   std::vector<uint32_t> host_of_;                 // node -> index in hosts_
   std::vector<bool> is_output_;                   // node -> among the outputs
   std::vector<std::unique_ptr<HostSlot>> hosts_;  // one per distinct lane
-  std::shared_ptr<const std::vector<const void*>> lanes_;  // the hosts' lanes, for futures
+  std::shared_ptr<const ServingLanes> lanes_;  // the hosts' lanes, for futures
   std::vector<size_t> input_offset_;  // node -> first of its inputs in a slot's input buffer
   std::unique_ptr<Slot[]> slots_;     // capacity of them
   std::atomic<bool> torn_down_{false};  // also the nodes' stop request

@@ -72,6 +72,8 @@ class SpinEnd {
   // checked: whether the last passed() read the clock: once every kLooks looks, when a
   // spin's other slow checks are due too.
   [[nodiscard]] bool checked() const noexcept { return looks_ % kLooks == 0; }
+  // long_spin: the spin has read the clock at least once (it lasted kLooks looks or more).
+  [[nodiscard]] bool long_spin() const noexcept { return looks_ >= kLooks; }
 
  private:
   static constexpr uint32_t kLooks = 16;

@@ -56,11 +56,12 @@ class EventCount {
     return true;
   }
 
-  // notify_all: N2..N4, after the condition changed (N1).
-  void notify_all() noexcept {
+  // notify_all: N2..N4, after the condition changed (N1). True if it woke waiters (N4).
+  bool notify_all() noexcept {
     epoch_.fetch_add(1, std::memory_order_seq_cst);                           // N2
-    if (waiters_.load(std::memory_order_seq_cst) == 0) return;                // N3
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return false;          // N3
     platform::wake_all_parked(epoch_);                                        // N4
+    return true;
   }
 
  private:

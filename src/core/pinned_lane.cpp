@@ -1,6 +1,7 @@
 #include "core/pinned_lane.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 #include <utility>
@@ -84,13 +85,13 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
       SpinWait spin;  // C1
       SpinEnd end(spin_until);
       while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
+      const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
+      if (budget > 0) {
+        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::Clock::now() - now
+                                                                     : Deadline::Clock::duration::zero());
+      }
+      if (arrived) continue;
     }
-    const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
-    if (budget > 0) {
-      idle_budget_ns_ = arrived ? AdaptiveBudget::grown(idle_budget_ns_, options_.idle_spin_ns)
-                                : AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
-    }
-    if (arrived) continue;
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
       std::this_thread::yield();
@@ -120,9 +121,16 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
   }
 }
 
+int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {
+  if (!arrived) return AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
+  const int64_t took_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
+  return AdaptiveBudget::after_success(idle_budget_ns_, took_ns, options_.idle_spin_ns);
+}
+
 int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
-  if (partner_here(cpu)) return 0;  // the next push comes from this CPU
+  // The next push comes from this CPU, or a thread this one woke here waits for it.
+  if (take_woke_here() || partner_here(cpu)) return 0;
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 

@@ -45,12 +45,14 @@
 // always made a FUTEX_WAKE, and a lock on either side.)
 //
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
-// waiter on one of its calls, or a pusher) runs on this CPU (spinning would only delay
-// the thread that will push; if what serve() ran last was fire-and-forget calls, C1
+// waiter on one of its calls, or a pusher) runs on this CPU, or when this thread has
+// just woken a waiter parked on this CPU (spinning would only delay the thread that will
+// push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
 // yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
 // says why), else within an adaptive budget (idle_budget_ns_, between
-// kIdleSpinMinNs and idle_spin_ns: doubled when work arrives during a spin, halved when
-// the spin times out; every kProbeEvery-th spin is a full one). The consumer publishes
+// kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
+// work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
+// is a full one). The consumer publishes
 // its CPU in presence_ at C1 and after C6, and kParked (with the CPU it parks on) before
 // C2; the producer that wins P3 marks it kWaking before P4: hints for waiters, outside
 // the protocol (a stale one costs time, never a wake-up).
@@ -103,6 +105,9 @@ class PinnedLane final : public Lane {
   bool next(Work& w, const Deadline& deadline);
   // idle_spin_budget: how long C1 spins now on cpu (publishes where the consumer is).
   int64_t idle_spin_budget(int32_t cpu) noexcept;
+  // next_idle_budget: C1's budget after a spin in which work arrived (after took; zero:
+  // a short spin, not timed) or not.
+  [[nodiscard]] int64_t next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
   // partner_here: the lane's last partner (core/spin_policy.h) runs on cpu, this thread's.

@@ -324,7 +324,8 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   // budget (core/spin_policy.h).
   if (options_.spin_wait && !all_threads && !deadline.never_blocks() && state() < TETHER_SUCCEEDED &&
       !is_inside()) {
-    AnswerSpin::spin(options_.spin_partner, &waiter_spins_, settled_, state_, deadline);
+    AnswerSpin::spin(options_.spin_partner, &waiter_spins_, settled_, state_, deadline,
+                     options_.serving_lanes ? &options_.serving_lanes->presences : nullptr);
   }
   // Already terminal (most often: the spin saw it): no lock. A handle ended meanwhile
   // may be seen either way: the wait and the release raced.
@@ -335,6 +336,7 @@ int32_t Scope::wait(Deadline deadline, bool all_threads) {
   if (done()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
+  waiter_cpu_.store(current_cpu(), std::memory_order_relaxed);
   (void)wakeups_.wait_until(lock, deadline, [&] { return done() || handle_ended_.load(std::memory_order_relaxed); });
   if (handle_ended_.load(std::memory_order_relaxed)) return TETHER_E_INVALID_HANDLE;
   return done() ? TETHER_OK : TETHER_E_TIMEOUT;
@@ -401,7 +403,7 @@ bool Scope::is_inside() const noexcept {
   if (task != nullptr && task->scope() == this) return true;  // a call waiting on itself
   if (state() != TETHER_PENDING) return false;
   if (options_.serving_lanes) {
-    const auto& lanes = *options_.serving_lanes;
+    const auto& lanes = options_.serving_lanes->lanes;
     if (std::find(lanes.begin(), lanes.end(), role.serving) != lanes.end()) return true;
   }
   return options_.serving_lane != nullptr && role.serves_lane(options_.serving_lane, options_.serving_lane_id);

@@ -47,6 +47,12 @@ namespace tether {
 
 class CallLedger;
 
+// ServingLanes: a compiled graph's lanes, as its executions' futures see them.
+struct ServingLanes {
+  std::vector<const void*> lanes;        // compared, never followed
+  std::vector<LanePresence*> presences;  // those of the lanes that have one (type-stable)
+};
+
 class Scope final : public Future, public std::enable_shared_from_this<Scope> {
  public:
   struct Options {
@@ -75,8 +81,9 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
     // actor too (tether_task_actor; the actor's end waits for them: Actor::is_inside).
     uint64_t actor = 0;
     // For a compiled graph execution: the lanes whose threads run its nodes. Waiting on
-    // it from one of them while it is not done is a wait on yourself.
-    std::shared_ptr<const std::vector<const void*>> serving_lanes;
+    // it from one of them while it is not done is a wait on yourself. Their presences
+    // (spin_policy.h) feed spin_partner, the lane that ends it (answer_spin.h).
+    std::shared_ptr<const ServingLanes> serving_lanes;
     // For a call: its owner's ledger, which counts the call once, as the scope becomes
     // terminal (SUCCEEDED: completed, FAILED: failed, CANCELLED: cancelled), under mutex_
     // and before state_ is stored: a thread that sees the state sees the count. The owner
@@ -228,7 +235,7 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
   // mutex_, called unlocked); once the scope is terminal and a waiter spins for it, sets
   // settled_, which that waiter watches (answer_spin.h).
   void notify_waiters() noexcept {
-    wakeups_.notify_all();
+    if (wakeups_.notify_all()) woke_waiter_on(waiter_cpu_.load(std::memory_order_relaxed));
     if (state() >= TETHER_SUCCEEDED) AnswerSpin::settle(waiter_spins_, settled_);
   }
   // reserve_errors_locked: room for the errors of more_participants more (throws bad_alloc).
@@ -286,6 +293,9 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
   // nobody spins (calls answered before they are waited for), so the pool's next use of
   // the block does not fetch the line back from the running side's CPU.
   std::atomic<bool> settled_{false};
+  // waiter_cpu_: where the last waiter to park ran (a hint, relaxed): the thread that ends
+  // the scope and wakes it there parks rather than spins next (spin_policy.h).
+  std::atomic<int32_t> waiter_cpu_{-1};
 };
 
 }  // namespace tether

@@ -34,7 +34,24 @@
 // spinning; one whose calls take long (a slow method, a caller that goes quiet) spins
 // little. A budget at its floor could stay there for good when answers take just longer
 // than the floor, so every kProbeEvery-th spin uses the full budget (a probe): its success
-// grows the budget again.
+// grows the budget again, to at least twice what that spin took for the waiter's wake
+// spin and the consumer's idle spin (timed only when it lasted over ~0.5 us: SpinEnd),
+// so one probe lifts a budget whose work comes just later than its double.
+// Three threads on two CPUs (a compiled graph's execution: the caller, actor A, actor B,
+// each pair of them sharing a CPU in turn): two more rules, both about not letting a CPU
+// halt while work for it is on its way (a halted vCPU is woken by the host in 10-40 us
+// here, sometimes 200), nor spinning on a CPU a woken thread needs.
+//   - A thread that woke a parked waiter on its own CPU (Scope::notify_waiters: the
+//     waiter's CPU is kept as it parks) parks at its next idle look instead of spinning
+//     (woke_waiter_on / take_woke_here): the woken thread needs this CPU, and with a
+//     longer time slice than the spinner's (time_slice.h) it would wait for the spin to
+//     end. The lane's last partner cannot say so: the waiter on an execution is not the
+//     lane's pusher (the node before it is), and the pusher's CPU overwrites the waiter's.
+//   - A waiter on an execution whose partner (the lane of its output) is parked still
+//     spins while another lane of the graph (a feeder) runs or is being woken on another
+//     CPU (AnswerSpin's feeders): that lane's step will wake the partner, and a spinning
+//     CPU takes the wake-up at once where a parked waiter's would have halted. It parks
+//     as soon as the partner runs, or is being woken, on its own CPU.
 //
 // Figures that chose the constants (2 vCPUs shared with other work, bench/compare):
 //   kWaitSpinMaxNs 10 us: a cross-CPU call answers in 1.3-3 us back to back, and the
@@ -106,6 +123,13 @@ inline constexpr uint32_t kProbeEvery = 16;
 // current_cpu: the CPU the calling thread runs on now (-1 if unknown).
 int32_t current_cpu() noexcept;
 
+// A thread that woke a parked waiter on its own CPU says so (woke_waiter_on); the lane
+// consumer it is then parks at its next idle look instead of spinning (take_woke_here),
+// as the woken thread needs that CPU and a woken thread with a longer time slice than a
+// spinning one waits for the spin to end (core/time_slice.h).
+void woke_waiter_on(int32_t cpu) noexcept;
+[[nodiscard]] bool take_woke_here() noexcept;
+
 // AdaptiveBudget: a spin budget in [min, max] nanoseconds: doubled after a success,
 // halved after a timeout. Not thread-safe on its own (see LanePresence for the shared one).
 class AdaptiveBudget {
@@ -173,11 +197,19 @@ class alignas(64) LanePresence {
     }
     return c != my_cpu || my_cpu < 0 ? Spin::kAnswer : Spin::kNo;
   }
-  // consumer_parked_or_on: while spinning: spinning cannot help any more (a waking consumer
-  // still can answer; one that came up on the spinner's CPU cannot while it spins).
-  [[nodiscard]] bool consumer_parked_or_on(int32_t cpu) const noexcept {
+  // parked: the consumer parked and nobody has woken it yet.
+  [[nodiscard]] bool parked() const noexcept { return consumer_cpu_.load(std::memory_order_relaxed) == kParked; }
+  // runs_elsewhere: the consumer runs, or is being woken, on a CPU known and not cpu.
+  [[nodiscard]] bool runs_elsewhere(int32_t cpu) const noexcept {
+    int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
+    if (c == kWaking) c = parked_on_.load(std::memory_order_relaxed);
+    return c >= 0 && c != cpu;
+  }
+  // on_or_waking_on: the consumer runs on cpu or is being woken there (it needs cpu).
+  [[nodiscard]] bool on_or_waking_on(int32_t cpu) const noexcept {
+    if (cpu < 0) return false;
     const int32_t c = consumer_cpu_.load(std::memory_order_relaxed);
-    return c == kParked || (c == cpu && cpu >= 0);
+    return c == cpu || (c == kWaking && parked_on_.load(std::memory_order_relaxed) == cpu);
   }
   [[nodiscard]] int64_t wait_budget_ns() const noexcept { return wait_budget_ns_.load(std::memory_order_relaxed); }
   void wait_spin_succeeded() noexcept {
