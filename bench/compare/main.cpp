@@ -19,6 +19,12 @@
 //   tether_compare [--reps N] [--ms N] [--idle-calls N] [--seed N] [--only TEXT]
 //                  [--no-scale] [--load N] [--out FILE.md] [--dat FILE.dat]
 //
+// Unpinned samples record where the scheduler ran them (placement.h: ran_on_one_cpu): each
+// table says how many of each peer's ran on one CPU, and an unpinned target against a floor
+// also gives the median ratio of its pairs whose two samples were placed alike. Unpinned,
+// a round trip after idle takes ~6 us on one CPU and 20-40 us across two here, so a pair
+// placed unlike compares the scheduler's two choices, not the two implementations.
+//
 // --load N runs N busy-looping processes (unpinned, normal priority) for the whole run:
 // the loaded machine of the targets ("unpinned under load"), made on purpose
 // instead of waited for. They die with the run (PR_SET_PDEATHSIG, then SIGKILL).
@@ -156,6 +162,7 @@ struct Pairing {
   Case* tether = nullptr;
   Case* floor = nullptr;
   std::vector<double> ratios;
+  std::vector<double> alike_ratios;  // unpinned: the pairs whose samples the scheduler placed alike
 };
 using Pairings = std::map<std::pair<unsigned, int>, Pairing>;
 
@@ -187,6 +194,16 @@ bool is_floor(const std::string& name) {
   return name == "spin ping-pong" || name == "raw futex ping-pong" || name.rfind("Vyukov", 0) == 0;
 }
 
+// one_cpu_share: "k/n": of a case's n samples whose placement is known, k ran on one CPU.
+std::string one_cpu_share(const Case& c) {
+  int known = 0, one = 0;
+  for (const Sample& s : c.samples) {
+    known += s.one_cpu >= 0 ? 1 : 0;
+    one += s.one_cpu == 1 ? 1 : 0;
+  }
+  return std::to_string(one) + "/" + std::to_string(known);
+}
+
 std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int reps) {
   std::ostringstream md;
   for (const WorkloadInfo& wi : kWorkloads) {
@@ -213,7 +230,12 @@ std::string tables(const Results& r, const std::vector<PeerKind>& kinds, int rep
       }
       md << '\n';
     }
-    md << '\n';
+    md << "\nUnpinned samples the scheduler ran on one CPU (every thread that ran, last seen on the caller's "
+          "CPU; the rest ran across CPUs):";
+    for (const PeerKind& k : kinds) {
+      if (const Case* c = find(r, k.name, wi.w, Placement::kUnpinned)) md << ' ' << k.name << ' ' << one_cpu_share(*c) << ';';
+    }
+    md << "\n\n";
   }
   return md.str();
 }
@@ -252,9 +274,15 @@ struct Target {
       row(what + ", " + placement_name(p), t->time() / other->time(), limit, figures, judged);
       return;
     }
+    std::string placed;
+    if (p == Placement::kUnpinned) {
+      placed = "; on one CPU: tether " + one_cpu_share(*t) + ", the floor " + one_cpu_share(*other) +
+               "; pairs placed alike: " + std::to_string(pair->alike_ratios.size()) +
+               (pair->alike_ratios.empty() ? "" : ", their median ratio " + num("%.2f", median(pair->alike_ratios)));
+    }
     row(what + ", " + placement_name(p), median(pair->ratios), limit,
         "median of " + std::to_string(pair->ratios.size()) + " paired ratios; medians " + figures + " = " +
-            num("%.2f", t->time() / other->time()),
+            num("%.2f", t->time() / other->time()) + placed,
         judged);
   }
   [[nodiscard]] const Pairing* paired(Workload w, Placement p, const Case* other) const {
@@ -417,7 +445,7 @@ int run(int argc, char** argv) {
     if (c.kind->name != kTether) continue;
     const char* floor = floor_of(c.w, c.p);
     auto f = floor != nullptr ? results.find({floor, c.w, static_cast<int>(c.p)}) : results.end();
-    if (f != results.end()) pairs[{c.w, static_cast<int>(c.p)}] = Pairing{&c, &f->second, {}};
+    if (f != results.end()) pairs[{c.w, static_cast<int>(c.p)}] = Pairing{&c, &f->second, {}, {}};
   }
   struct Unit {
     Case* first;
@@ -450,12 +478,16 @@ int run(int argc, char** argv) {
     return c.samples.back();
   };
   for (const Unit& u : schedule) {
-    const double first = sample(*u.first).ns_per_op;
+    const Sample first = sample(*u.first);
     if (u.second == nullptr) continue;
-    const double second = sample(*u.second).ns_per_op;
-    const double tether = u.first == u.pair->tether ? first : second;
-    const double floor = u.first == u.pair->tether ? second : first;
-    if (floor > 0) u.pair->ratios.push_back(tether / floor);
+    const Sample second = sample(*u.second);
+    const Sample& tether = u.first == u.pair->tether ? first : second;
+    const Sample& floor = u.first == u.pair->tether ? second : first;
+    if (floor.ns_per_op <= 0) continue;
+    u.pair->ratios.push_back(tether.ns_per_op / floor.ns_per_op);
+    if (tether.one_cpu >= 0 && tether.one_cpu == floor.one_cpu) {
+      u.pair->alike_ratios.push_back(tether.ns_per_op / floor.ns_per_op);
+    }
   }
   place_caller(Placement::kUnpinned);
 

@@ -97,13 +97,15 @@ Sample measure(const PeerKind& kind, Workload w, Placement p, int sample_ms, int
   int64_t fired = 0;
   // Warm-up: threads started, caches and pools filled, one of each operation.
   (void)run(kind, *peer, w == kAfterIdle ? kRoundTrip : w, 2, 1, fired);
+  const ThreadTimes threads = p == Placement::kUnpinned ? thread_times() : ThreadTimes{};
   const int64_t wall0 = now_ns(), mine0 = thread_cpu_ns(), all0 = process_cpu_ns();
   const Run r = run(kind, *peer, w, sample_ms, idle_calls, fired);
   const double wall = static_cast<double>(now_ns() - wall0);
   const double mine = static_cast<double>(thread_cpu_ns() - mine0);
   const double all = static_cast<double>(process_cpu_ns() - all0);
-  peer.reset();
   Sample s;
+  if (p == Placement::kUnpinned) s.one_cpu = ran_on_one_cpu(threads);  // before the peer's threads end
+  peer.reset();
   s.ns_per_op = static_cast<double>(r.ns) / static_cast<double>(r.ops);
   s.caller_cpu = mine / wall;
   s.other_cpu = std::max(0.0, all - mine) / wall;

@@ -16,6 +16,7 @@ struct Sample {
   double ns_per_op = 0;
   double caller_cpu = 0;
   double other_cpu = 0;
+  int one_cpu = -1;  // unpinned samples: ran_on_one_cpu (placement.h); else -1
 };
 
 // measure: builds kind's peer in placement p, warms it up, and measures workload w for

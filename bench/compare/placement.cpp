@@ -1,10 +1,15 @@
 #include "placement.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace compare {
 namespace {
@@ -96,5 +101,54 @@ bool workers_apart() {
 }
 
 unsigned placement_generation() { return g_generation.load(std::memory_order_acquire); }
+
+ThreadTimes thread_times() {
+  ThreadTimes t;
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return t;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    long long ns = 0;
+    if (f >> ns) t.on_cpu_ns[std::strtol(e->d_name, nullptr, 10)] = ns;
+  }
+  closedir(d);
+  return t;
+}
+
+namespace {
+
+// last_cpu: field 39 of /proc/self/task/TID/stat (after the parenthesised name), or -1.
+int last_cpu(long tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return -1;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(line.substr(close + 2));  // from field 3, the state
+  std::string field;
+  for (int i = 3; i <= 39; ++i) {
+    if (!(fields >> field)) return -1;
+  }
+  return std::atoi(field.c_str());
+}
+
+}  // namespace
+
+int ran_on_one_cpu(const ThreadTimes& before) {
+  const long me = static_cast<long>(gettid());
+  const int my_cpu = last_cpu(me);
+  if (my_cpu < 0) return -1;
+  int others = 0;
+  for (const auto& [tid, ns] : thread_times().on_cpu_ns) {
+    auto was = before.on_cpu_ns.find(tid);
+    if (tid == me || (was != before.on_cpu_ns.end() && was->second == ns)) continue;  // the caller, or idle
+    const int cpu = last_cpu(tid);
+    if (cpu < 0) continue;  // ended meanwhile
+    if (cpu != my_cpu) return 0;
+    ++others;
+  }
+  return others > 0 ? 1 : -1;
+}
 
 }  // namespace compare

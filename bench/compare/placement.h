@@ -15,6 +15,7 @@
 
 #include <sched.h>
 
+#include <map>
 #include <string>
 
 namespace compare {
@@ -41,5 +42,16 @@ unsigned placement_generation();
 // workers_apart: the current placement puts the worker on another CPU than the caller (a
 // thread the caller makes now inherits the caller's CPU and must move).
 bool workers_apart();
+
+// Where an unpinned sample ran (the scheduler's choice): ThreadTimes before it, then
+// ran_on_one_cpu: whether every other thread of the process that ran meanwhile last ran
+// on the caller's CPU (read from /proc/self/task/*/schedstat and stat). A thread's last CPU
+// stands for its whole sample: the scheduler moves a busy pair rarely within 15 ms.
+struct ThreadTimes {
+  std::map<long, long long> on_cpu_ns;  // thread id -> its time on a CPU so far
+};
+ThreadTimes thread_times();
+// ran_on_one_cpu: 1 yes, 0 no, -1 unknown (/proc unreadable, or no other thread ran).
+int ran_on_one_cpu(const ThreadTimes& before);
 
 }  // namespace compare
