@@ -4558,8 +4558,11 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   Call* c;
   try {
     if (want_future) {
-      auto call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, CallFuturePool>(), *this, *lane, m,
-                                                   std::move(arg));
+      // As the base from the start (a move converts it): start_queued's reference then
+      // binds to it, where a FutureCall pointer would make a converted copy (a count added
+      // and dropped: two atomic read-modify-writes a call).
+      std::shared_ptr<CallFuture> call = std::allocate_shared<FutureCall>(
+          PoolAllocator<FutureCall, CallFuturePool>(), *this, *lane, m, std::move(arg));
       CallFuture::start_queued(call);
       c = call.get();
       future = std::move(call);
