@@ -11,7 +11,8 @@
 //     CAF's as tether's. A sample reads the spinning ping-pong floor (vm_floor_ns) before
 //     and after each phase; a phase with both under kFastFloorNs ran in the fast state,
 //     the one the figures for CAF (0.8 us a call) come from. The targets judge
-//     the fast-state phases (the slow ones are shown beside them).
+//     the fast-state phases (the slow ones are shown beside them), or the slow ones when
+//     a run has no fast one (a machine whose floor never drops under kFastFloorNs).
 //   1,000 actors each parking and waking, each on a thread of its own: a caller calls
 //     them round robin, so each has parked (its spin window passed) before its next call.
 //     Once without and once with a fire-and-forget call to each first: that call gives
@@ -48,8 +49,9 @@ using tether_bench::Check;
 
 constexpr int kManyActors = 100'000;
 constexpr size_t kCallWindow = 1'024;  // calls in flight at a time in the judged pass (the table says so)
-// kFastFloorNs: the spinning floor across CPUs reads 70-105 ns in the VM's fast state and
-// 390-430 ns in its slow one (bench/README.md); the bound sits in the gap.
+// kFastFloorNs: the spinning floor across CPUs reads 70-105 ns in the AMD EPYC VM's fast
+// state and 390-430 ns in its slow one (bench/README.md); the bound sits in the gap. The
+// Intel VM of 2026-12-06 read 400-490 ns throughout: no fast state.
 constexpr double kFastFloorNs = 200;
 constexpr int kParkingActors = 1'000;
 constexpr int kParkingRounds = 3;
