@@ -1213,6 +1213,7 @@ void heavy_fence() noexcept;
 // magazines are thread-local. Blocks still pooled at exit are reachable, not leaked.
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <new>
 
@@ -1383,6 +1384,22 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
+// prefetch_for_write: asks for every cache line of the kBytes at p in a state this thread
+// can write (PREFETCHW), without waiting for them. A hint: it never faults, and a CPU
+// without the instruction runs it as a no-op.
+template <size_t kBytes>
+inline void prefetch_for_write(const void* p) noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const auto last = (reinterpret_cast<uintptr_t>(p) + kBytes - 1) & ~uintptr_t{63};
+  for (uintptr_t line = first; line <= last; line += 64) {
+    asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(line)));
+  }
+#else
+  (void)p;
+#endif
+}
+
 template <class Backing>
 void release_list(FreeBlock* list) noexcept {
   while (list != nullptr) {
@@ -1422,6 +1439,13 @@ class MagazinePool {
     magazine_detail::FreeBlock* b = m.blocks;
     m.blocks = b->next;
     --m.count;
+    // The next allocation writes the next block in full (a call's constructor), and its
+    // lines were often last written on another CPU (the thread that ran the call it held).
+    // Asked for now, their transfers overlap with this object's construction instead of
+    // stalling the next one at its first locked instruction. 1,024 calls in flight across
+    // CPUs (bench/README.md, 2026-12-06): 0.61-0.73x -> 0.41-0.74x moodycamel's, median
+    // 0.72 -> 0.49; one CPU and the round trips unchanged.
+    if (m.blocks != nullptr) magazine_detail::prefetch_for_write<kBlockSize>(m.blocks);
     return b;
   }
 
