@@ -92,8 +92,8 @@ class MagazinePool {
     // lines were often last written on another CPU (the thread that ran the call it held).
     // Asked for now, their transfers overlap with this object's construction instead of
     // stalling the next one at its first locked instruction. 1,024 calls in flight across
-    // CPUs (bench/README.md, 2026-12-06): 0.61-0.73x -> 0.41-0.74x moodycamel's, median
-    // 0.72 -> 0.49; one CPU and the round trips unchanged.
+    // CPUs (bench/README.md, 2026-12-06, five alternating runs): 0.53-0.62x -> 0.45-0.50x
+    // moodycamel + a promise per call; on one CPU and in the round trips, within their spread.
     if (m.blocks != nullptr) magazine_detail::prefetch_for_write<kBlockSize>(m.blocks);
     return b;
   }
