@@ -141,8 +141,13 @@ struct Pool {
     std::lock_guard lock(mu);
     uint64_t id = live[k][i % kSlots];
     live[k][i % kSlots] = 0;
-    if (id != 0 && stale[k].size() < 64) stale[k].push_back(id);
     return id;
+  }
+  // retire: records an id whose release has RETURNED. Recorded at take, another thread
+  // could poke it between the take and the release, while it is still live.
+  void retire(Kind k, uint64_t id) {
+    std::lock_guard lock(mu);
+    if (stale[k].size() < 64) stale[k].push_back(id);
   }
   uint64_t stale_id(Kind k, uint8_t i) {
     std::lock_guard lock(mu);
@@ -287,6 +292,7 @@ void run_ops(Pool& pool, Reader in) {
         if (id != 0) {
           const tether_status rc = release(k, id, (b & 0x80) != 0);
           if (rc != TETHER_OK) fail("release of a live handle failed", rc);
+          pool.retire(k, id);
         }
         break;
       }
