@@ -298,19 +298,28 @@ void run_ops(Pool& pool, Reader in) {
       }
       case 12: {  // a forged id: random bits, or a live id with its generation bumped
         const auto k = static_cast<Kind>(a % kKinds);
-        uint64_t id = (uint64_t{a} << 56) | (uint64_t{b} << 24) | (a ^ b);
-        if (b % 2) id = pool.peek(k, a) + (uint64_t{1} << 24);
-        if (id == 0 || id == pool.peek(k, a)) break;
-        // A forged id may by chance be live: only a non-live one must be refused.
-        bool live = false;
+        const uint64_t original = pool.peek(k, a);
+        const bool bumped = b % 2 != 0;
+        const uint64_t id = bumped ? original + (uint64_t{1} << 24) : (uint64_t{a} << 56) | (uint64_t{b} << 24) | (a ^ b);
+        if (id == 0 || id == original) break;
+        const tether_status rc = poke(k, id);
+        // A forged id may by chance be live: only one that cannot be live must be refused.
+        // A bumped id names the original's slot, which stays the original's while the original
+        // is still in the pool after the poke (released, it could be reused at that generation).
+        // Random bits are checked against the pool (an object made but not yet put is as
+        // unlikely to match 64 random bits as any other).
+        bool may_be_live = false;
         {
           std::lock_guard lock(pool.mu);
-          for (const auto& row : pool.live) {
-            for (uint64_t s : row) live |= s == id;
+          if (bumped) {
+            may_be_live = pool.live[k][a % kSlots] != original;
+          } else {
+            for (const auto& row : pool.live) {
+              for (uint64_t s : row) may_be_live |= s == id;
+            }
           }
         }
-        const tether_status rc = poke(k, id);
-        if (!live && rc != TETHER_E_INVALID_HANDLE) fail("a forged handle was accepted", static_cast<long long>(id));
+        if (!may_be_live && rc != TETHER_E_INVALID_HANDLE) fail("a forged handle was accepted", static_cast<long long>(id));
         break;
       }
       case 13: {  // a live handle of one kind used as another
