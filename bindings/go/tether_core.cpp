@@ -1309,6 +1309,35 @@ inline constexpr bool kPooled = true;
 
 }  // namespace tether::pool_detail
 // ---- end of core/pool_bypass.h ----
+// ---- core/prefetch.h ----
+// prefetch_for_write: a hint that asks for cache lines before they are written, without
+// waiting for them. A hint only: it never faults (any address may be named), and a CPU
+// or compiler without it runs it as a no-op. Its own file: a CPU hint, not a pool's.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tether {
+
+// prefetch_for_write: every cache line of the kBytes at p, in a state this thread can
+// write (PREFETCHW on x86: the line's other copies are invalidated ahead of the stores).
+template <size_t kBytes>
+inline void prefetch_for_write(const void* p) noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const auto last = (reinterpret_cast<uintptr_t>(p) + kBytes - 1) & ~uintptr_t{63};
+  for (uintptr_t line = first; line <= last; line += 64) {
+    asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(line)));
+  }
+#elif defined(__GNUC__)
+  __builtin_prefetch(p, 1);
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace tether
+// ---- end of core/prefetch.h ----
 // ---- core/thread_exit.h ----
 // thread_exit: the library's per-thread cleanups, run when a thread ends, without C++
 // thread_local destructors. Registering one of those (__cxa_thread_atexit) allocates, and
@@ -1384,22 +1413,6 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-// prefetch_for_write: asks for every cache line of the kBytes at p in a state this thread
-// can write (PREFETCHW), without waiting for them. A hint: it never faults, and a CPU
-// without the instruction runs it as a no-op.
-template <size_t kBytes>
-inline void prefetch_for_write(const void* p) noexcept {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  const auto last = (reinterpret_cast<uintptr_t>(p) + kBytes - 1) & ~uintptr_t{63};
-  for (uintptr_t line = first; line <= last; line += 64) {
-    asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(line)));
-  }
-#else
-  (void)p;
-#endif
-}
-
 template <class Backing>
 void release_list(FreeBlock* list) noexcept {
   while (list != nullptr) {
@@ -1445,7 +1458,7 @@ class MagazinePool {
     // stalling the next one at its first locked instruction. 1,024 calls in flight across
     // CPUs (bench/README.md, 2026-12-06, five alternating runs): 0.53-0.62x -> 0.45-0.50x
     // moodycamel + a promise per call; on one CPU and in the round trips, within their spread.
-    if (m.blocks != nullptr) magazine_detail::prefetch_for_write<kBlockSize>(m.blocks);
+    if (m.blocks != nullptr) prefetch_for_write<kBlockSize>(m.blocks);
     return b;
   }
 

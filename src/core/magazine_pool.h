@@ -22,6 +22,7 @@
 #include "core/hot_tls.h"
 #include "core/immortal.h"
 #include "core/pool_bypass.h"
+#include "core/prefetch.h"
 #include "core/thread_exit.h"
 
 namespace tether {
@@ -32,22 +33,6 @@ using pool_detail::kPooled;
 struct FreeBlock {
   FreeBlock* next;
 };
-
-// prefetch_for_write: asks for every cache line of the kBytes at p in a state this thread
-// can write (PREFETCHW), without waiting for them. A hint: it never faults, and a CPU
-// without the instruction runs it as a no-op.
-template <size_t kBytes>
-inline void prefetch_for_write(const void* p) noexcept {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  const auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  const auto last = (reinterpret_cast<uintptr_t>(p) + kBytes - 1) & ~uintptr_t{63};
-  for (uintptr_t line = first; line <= last; line += 64) {
-    asm volatile("prefetchw %0" ::"m"(*reinterpret_cast<const char*>(line)));
-  }
-#else
-  (void)p;
-#endif
-}
 
 template <class Backing>
 void release_list(FreeBlock* list) noexcept {
@@ -94,7 +79,7 @@ class MagazinePool {
     // stalling the next one at its first locked instruction. 1,024 calls in flight across
     // CPUs (bench/README.md, 2026-12-06, five alternating runs): 0.53-0.62x -> 0.45-0.50x
     // moodycamel + a promise per call; on one CPU and in the round trips, within their spread.
-    if (m.blocks != nullptr) magazine_detail::prefetch_for_write<kBlockSize>(m.blocks);
+    if (m.blocks != nullptr) prefetch_for_write<kBlockSize>(m.blocks);
     return b;
   }
 
