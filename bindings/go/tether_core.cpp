@@ -3421,6 +3421,9 @@ class Task {
       : scope_(nullptr), call_(&call), thread_name_(thread_name), is_target_(true), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
+  // result_slot: where a call without a future that is waited for keeps its result.
+  void set_result_slot(UserArg* slot) noexcept { result_slot_ = slot; }
+  [[nodiscard]] UserArg* result_slot() const noexcept { return result_slot_; }
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
   // call: the call with a future this task runs, whose result it sets; null otherwise.
@@ -3462,6 +3465,7 @@ class Task {
   const Origin* origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
+  UserArg* result_slot_ = nullptr;
 };
 
 namespace task_detail {
@@ -3550,6 +3554,96 @@ template <class Invoke>
 
 }  // namespace tether
 // ---- end of core/task.h ----
+// ---- core/waited_call.h ----
+// WaitedCall: an actor call whose caller waits for its end with no deadline (the C API's
+// tether_actor_call_wait with a negative timeout). Such a caller cannot leave before the
+// end, so the call needs no future: no pooled block, no handle, no reference count, no
+// lock. It travels in the caller's ring as a fast call (Actor::try_call_waited): its
+// arg is this WaitedCall, its drop marker() (never called), so the ring, its ordering
+// marks and its cancellers treat it as any fast call; the lane's thread, or a canceller
+// that claimed it, ends it in place (Actor's waited-call handling, actor_waited_call.cpp).
+//
+// Why: a call_wait round trip made through a CallFuture cost each side ~870 instructions
+// and 12-13 atomic read-modify-writes, and the caller fetched back three lines the
+// running side wrote last (bench/README.md has the figures of both).
+//
+// One per thread (of_this_thread): a thread that waits makes no other call until the
+// end, and nothing runs on it meanwhile. Thread-local, so the wake-up of the end (E4)
+// names memory that stays the thread's while it lives (a stack slot would be gone once
+// a spuriously woken waiter returned).
+//
+// The wait protocol (word_; answer_spin.h's S1-S2 for the spin before it):
+//   waiter                                      ending side
+//   W1 arm: word_ = kWaiting, settled_ = false  E1 the outcome: result (by the method),
+//   W2 spin (AnswerSpin) while settled_ unset      error_, then state_ (release)
+//   W3 word_ kWaiting -> kParked (CAS); a       E2 settled_ = true (release): a spinning
+//      failed CAS saw kDone: done                  waiter stops here
+//   W4 park while word_ == kParked; on waking   E3 old = exchange(word_, kDone) (acq_rel):
+//      back to W3 (kDone: done)                    the last write to the call
+//                                               E4 old == kParked: wake word_'s waiters
+//                                                  (its address only)
+// A waiter parks only with word_ kParked, which only E3 changes, after which E4 wakes it:
+// no wake-up is lost. The waiter reads the outcome only after seeing kDone (acquire, or
+// settled_), so it sees E1 whole; the ending side touches nothing of the call after E3.
+//
+// Thread safety: the caller's thread arms it, waits and reads the outcome; between the
+// post and E3 the lane's thread (or one canceller: the ring's claim picks one) reads
+// the arg and writes the outcome. settled_, state_ and word_ order the hand-overs.
+
+#include <atomic>
+#include <cstdint>
+
+#include "tether/tether.h"
+
+namespace tether {
+
+class LanePresence;
+
+class WaitedCall {
+ public:
+  // of_this_thread: the calling thread's.
+  [[nodiscard]] static WaitedCall& of_this_thread() noexcept;
+  // marker: the drop of a waited call's ring entry, which names it (is_waited). Never called.
+  static void marker(void* call) noexcept;
+  [[nodiscard]] static bool is_waited(tether_drop_fn drop) noexcept { return drop == &marker; }
+
+  // ---- the caller ----
+  // arm: W1 for a call of arg (still the caller's: see take_arg) on the lane whose
+  // consumer partner says where it runs.
+  void arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) noexcept;
+  // wait: W2-W4; the call's terminal state.
+  [[nodiscard]] int32_t wait() noexcept;
+  // take_result / take_error: the outcome, once wait() returned (each taken once).
+  [[nodiscard]] UserArg take_result() noexcept { return std::move(result_); }
+  [[nodiscard]] ErrorPtr take_error() noexcept { return std::move(error_); }
+
+  // ---- the ending side (between the post and E3) ----
+  // take_arg: the call's arg, once (the method's, or dropped when it never runs).
+  [[nodiscard]] UserArg take_arg() noexcept { return UserArg(arg_, arg_drop_); }
+  // result_slot: where the running method's tether_task_set_result puts the result.
+  [[nodiscard]] UserArg& result_slot() noexcept { return result_; }
+  // end: E1-E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null only
+  // for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this call
+  // may be touched after.
+  void end(int32_t terminal, ErrorPtr err) noexcept;
+
+ private:
+  enum Word : uint32_t { kWaiting, kParked, kDone };
+
+  // The caller's, read by the ending side.
+  void* arg_ = nullptr;
+  tether_drop_fn arg_drop_ = nullptr;
+  LanePresence* partner_ = nullptr;
+  // The outcome, written by the ending side (E1), read by the caller after E3.
+  UserArg result_;
+  ErrorPtr error_;
+  std::atomic<int32_t> state_{TETHER_PENDING};
+  std::atomic<bool> settled_{false};
+  std::atomic<uint32_t> word_{kWaiting};
+};
+
+}  // namespace tether
+// ---- end of core/waited_call.h ----
 
 namespace tether {
 
@@ -3660,6 +3754,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                    tether_drop_fn arg_drop) noexcept {
     return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
   }
+  // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
+  // waiting for its end with no deadline, made as this thread's WaitedCall
+  // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
+  // in WaitedCall::of_this_thread() (arg then belonged to the call). False when the
+  // general path must take it (arg untouched): this thread runs the default lane (its
+  // wait would wait on itself: the general path says DEADLOCK), or post_fast refused.
+  [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the
   // actor stopping).
@@ -3702,6 +3803,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                        Deadline room);
   [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
+  // The waited calls among the fast ones (WaitedCall::is_waited: actor_waited_call.cpp).
+  class WaitedEnd;
+  void run_waited(Lane& lane, const FastCall& call) noexcept;  // the default thread runs it
+  void end_nested(WaitedCall& w, const Scope& nested) noexcept;  // as its terminal nested scope ended
+  void end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;  // counts it, ends it (any thread)
+  void end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept;  // never runs: FAILED with err, or CANCELLED
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended
@@ -4206,9 +4313,14 @@ class CallFuture : public Call, public Future {
 // calls, so that both count and keep failures the same way.
 
 #include <memory>
+#include <string>
 
 
 namespace tether {
+
+// cancelled_error: the error of a call on lane_name that was cancelled (TETHER_E_CANCELLED,
+// "<lane> was cancelled"), or out_of_memory_error() when there is no memory for its text.
+[[nodiscard]] ErrorPtr cancelled_error(const std::string& lane_name) noexcept;
 
 // settle_after_nested: a fire-and-forget call that spawned nested threads is settled
 // once they are done too; keep holds the ledger's owner alive until then.
@@ -4834,6 +4946,16 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
+  // A waited call (waited_call.h) runs with a task of its own (its result has a slot),
+  // after what ran before it is counted and settled: its caller, once it sees the end,
+  // sees them in the stats, as it would have behind a call with a future. Those at the
+  // run's head (a caller waiting on each call: the usual case) need no shared task.
+  FastCall call = first;
+  while (WaitedCall::is_waited(call.drop)) {
+    ledger_.fast_left();
+    run_waited(lane, call);
+    if (!more.next(call)) return;
+  }
   uint64_t succeeded = 0;
   std::optional<Task> task;
   std::optional<CurrentTask> current;
@@ -4843,9 +4965,17 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   };
   start_task();
   ErrorPtr err;
-  FastCall call = first;
   do {
     ledger_.fast_left();
+    if (WaitedCall::is_waited(call.drop)) [[unlikely]] {
+      current.reset();
+      ledger_.fast_succeeded(succeeded);
+      settle_fast(succeeded);
+      succeeded = 0;
+      run_waited(lane, call);
+      start_task();
+      continue;
+    }
     const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {
       current.reset();
@@ -4870,7 +5000,10 @@ void Actor::run_fast_not_alive(const FastCall& first, FastRun& more) noexcept {
   FastCall call = first;
   do {
     ledger_.fast_left();
-    if (life_.load(std::memory_order_acquire) == Life::Dead) {
+    if (WaitedCall::is_waited(call.drop)) {
+      auto& waited = *static_cast<WaitedCall*>(call.arg);
+      end_waited_unrun(waited, life_.load(std::memory_order_acquire) == Life::Dead ? dead_error_or_null() : nullptr);
+    } else if (life_.load(std::memory_order_acquire) == Life::Dead) {
       fail_dead_fast(call);
     } else {  // a stop CANCEL cancelled the constructor: this call never runs either
       if (call.drop != nullptr) call.drop(call.arg);
@@ -4904,8 +5037,12 @@ void Actor::fail_dead_fast(const FastCall& call) noexcept {
 
 void Actor::cancel_fast(const FastCall& call) noexcept {
   ledger_.leave();
-  ledger_.cancelled();
-  if (call.drop != nullptr) call.drop(call.arg);
+  if (WaitedCall::is_waited(call.drop)) {
+    end_waited_unrun(*static_cast<WaitedCall*>(call.arg), nullptr);
+  } else {
+    ledger_.cancelled();
+    if (call.drop != nullptr) call.drop(call.arg);
+  }
   settle();  // a canceller's thread: the shared counter
 }
 
@@ -4913,6 +5050,123 @@ void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
   light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
   if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
+}
+
+}  // namespace tether
+// ==== core/actor_waited_call.cpp ====
+// The actor's waited calls (waited_call.h): a call whose caller waits for its end with
+// no deadline, made in the caller's ring as a fast call (actor_fast_path.cpp) and ended
+// in place, with the outcome a call with a future would have had: the same state, error
+// and counts (a success counted by the default thread alone, as the fast calls' are).
+//
+// Every way a fast call can go has its waited form, each ending the call exactly once
+// (the ring's claim gives a queued call to the consumer or to one canceller):
+//   run (run_fast)               run_waited: the method's outcome; CANCELLED when a stop
+//                                CANCEL came while it ran and it did not fail; with nested
+//                                threads, their scope's outcome once it is terminal
+//                                (WaitedEnd), as CallFuture::adopt_nested
+//   queued before the constructor failed (run_fast_not_alive)
+//                                end_waited_unrun(the actor's death): FAILED, or
+//                                CANCELLED with no memory for that error
+//   cancelled by a stop before it ran (cancel_fast, run_fast_not_alive)
+//                                end_waited_unrun(null): CANCELLED
+// Each drops the arg on the thread that ends the call, before the end (E3: the caller
+// may return at once, and its arg is gone with the call).
+
+namespace tether {
+
+bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
+  // The default thread waiting for a call it would run itself: the general path's
+  // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
+  if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
+  WaitedCall& w = WaitedCall::of_this_thread();
+  w.arm(arg.get(), arg.drop_fn(), default_lane_->presence());
+  if (!post_fast(sender, m, &w, &WaitedCall::marker)) return false;
+  (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
+  *terminal = w.wait();
+  return true;
+}
+
+// WaitedEnd: the notice by which the nested threads' scope ends a waited call whose
+// method started them. It holds the actor (whose ledger counts the call) until then.
+class Actor::WaitedEnd {
+ public:
+  WaitedEnd(WaitedCall& call, std::shared_ptr<Scope> nested, std::shared_ptr<Actor> actor) noexcept
+      : call_(call), nested_(std::move(nested)), actor_(std::move(actor)) {}
+
+  static void notify(void* raw) noexcept {
+    auto& end = *static_cast<WaitedEnd*>(raw);
+    end.actor_->end_nested(end.call_, *end.nested_);
+  }
+  static void drop(void* raw) noexcept { delete static_cast<WaitedEnd*>(raw); }
+
+ private:
+  WaitedCall& call_;
+  std::shared_ptr<Scope> nested_;
+  std::shared_ptr<Actor> actor_;
+};
+
+void Actor::end_nested(WaitedCall& w, const Scope& nested) noexcept {
+  // Terminal now: the scope's outcome is the call's (CallFuture's NestedEnd does the same).
+  const int32_t terminal = nested.state();
+  ErrorPtr first = terminal == TETHER_SUCCEEDED ? nullptr : nested.first_error();
+  if (!first && terminal != TETHER_SUCCEEDED) first = cancelled_error(default_lane_->name());
+  end_waited(w, terminal, std::move(first));
+}
+
+void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
+  WaitedCall& w = *static_cast<WaitedCall*>(call.arg);
+  Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
+  task.set_result_slot(&w.result_slot());
+  ErrorPtr err;
+  {
+    UserArg arg = w.take_arg();
+    {
+      CurrentTask current(task);
+      (void)run_current_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, arg.get()); }, err);
+    }
+    // arg goes here: after the method, as a call with a future's (no task is current)
+  }
+  if (const std::shared_ptr<Scope>& nested = task.lazy_scope()) {
+    // Nested threads run on: the call ends when their scope is terminal, the actor
+    // settles when they have all returned (settle_when_done).
+    try {
+      auto end = std::make_unique<WaitedEnd>(w, nested, shared_from_this());
+      nested->on_done(&WaitedEnd::notify, UserArg(end.release(), &WaitedEnd::drop));
+      nested->finish_call(std::move(err));
+    } catch (...) {  // no memory to be told: wait here until the scope is quiet
+      nested->finish_call(std::move(err));
+      nested->wait_quiet();
+      end_nested(w, *nested);
+    }
+    settle_when_done(nested.get());
+    return;
+  }
+  if (err) {
+    end_waited(w, TETHER_FAILED, std::move(err));
+  } else if (cancel_.load(std::memory_order_acquire)) {  // a stop CANCEL came while it ran: as CallFuture::finish
+    end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
+  } else {
+    ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)
+    w.end(TETHER_SUCCEEDED, nullptr);
+  }
+  settle_fast();
+}
+
+void Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
+  // Counted before the end: a caller that sees the end sees the count (stats), as
+  // CallFuture::complete_locked. Any thread: the shared counters.
+  ledger_.count_outcome(terminal);
+  w.end(terminal, std::move(err));
+}
+
+void Actor::end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept {
+  { UserArg dropped = w.take_arg(); }  // never runs: its arg goes now
+  if (err) {
+    end_waited(w, TETHER_FAILED, std::move(err));
+  } else {
+    end_waited(w, TETHER_CANCELLED, cancelled_error(default_lane_->name()));
+  }
 }
 
 }  // namespace tether
@@ -5438,14 +5692,7 @@ void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
 NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
   // Counted before the state is stored: a reader that sees the state sees the count.
   if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
-  if (!err && terminal_state == TETHER_CANCELLED) {
-    try {
-      const std::string& name = lane_->name();
-      err = make_error(TETHER_E_CANCELLED, 0, name + " was cancelled", name);
-    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
-      err = out_of_memory_error();
-    }
-  }
+  if (!err && terminal_state == TETHER_CANCELLED) err = cancelled_error(lane_->name());
   if (err) error_ = std::move(err);  // a success writes the waiters' line once, at settle (call_future.h)
   state_.store(terminal_state, std::memory_order_release);
   return cold_ ? cold_->notices.take() : NoticeList::Due();
@@ -5576,6 +5823,8 @@ void CallFuture::end_future_handle() {
 }  // namespace tether
 // ==== core/call_outcome.cpp ====
 
+#include <new>
+
 namespace tether {
 namespace {
 
@@ -5597,6 +5846,14 @@ struct LateOutcome {
 };
 
 }  // namespace
+
+ErrorPtr cancelled_error(const std::string& lane_name) noexcept {
+  try {
+    return make_error(TETHER_E_CANCELLED, 0, lane_name + " was cancelled", lane_name);
+  } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+    return out_of_memory_error();
+  }
+}
 
 void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep) {
   const std::shared_ptr<Scope>& nested = task.lazy_scope();
@@ -9262,8 +9519,56 @@ void ask_for_serving_time_slice() noexcept {
 }
 
 }  // namespace tether
+// ==== core/waited_call.cpp ====
+
+
+namespace tether {
+
+namespace {
+TETHER_HOT_TLS constinit thread_local WaitedCall t_waited_call;
+}  // namespace
+
+WaitedCall& WaitedCall::of_this_thread() noexcept { return t_waited_call; }
+
+void WaitedCall::marker(void*) noexcept {}
+
+void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) noexcept {
+  // W1. The previous call's end (E3) happened before its wait returned: nobody else
+  // touches these now.
+  arg_ = arg;
+  arg_drop_ = arg_drop;
+  partner_ = partner;
+  state_.store(TETHER_PENDING, std::memory_order_relaxed);
+  settled_.store(false, std::memory_order_relaxed);
+  word_.store(kWaiting, std::memory_order_relaxed);
+  // The post that follows publishes all of it (its ring's release store).
+}
+
+int32_t WaitedCall::wait() noexcept {
+  AnswerSpin::spin(partner_, nullptr, settled_, state_, Deadline::after(-1));  // W2
+  for (;;) {
+    uint32_t word = word_.load(std::memory_order_acquire);
+    if (word == kDone) break;
+    // W3: announce the park; a CAS that fails saw E3 (kDone), and loops to see it.
+    if (word == kWaiting && !word_.compare_exchange_strong(word, kParked, std::memory_order_acq_rel)) continue;
+    platform::park_while(word_, kParked, -1);  // W4
+  }
+  return state_.load(std::memory_order_relaxed);  // E1's, ordered by the acquire of kDone
+}
+
+void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
+  error_ = std::move(err);                                // E1
+  state_.store(terminal, std::memory_order_release);
+  AnswerSpin::settle_always(settled_);                    // E2
+  if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
+    platform::wake_all_parked(word_);                     // E4: the thread-local's address only
+  }
+}
+
+}  // namespace tether
 // ==== capi/actor_api.cpp ====
 // tether_actor_*: actors pinned to their threads.
+#include <optional>
 #include <set>
 
 // ---- capi/actor_cache.h ----
@@ -9313,6 +9618,17 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || m == nullptr || h.sender == nullptr) return false;
   return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
+}
+
+// waited_target: the actor, and this thread's sender for it, through which a call to id
+// that its caller waits for may go (Actor::try_call_waited), when it is this thread's most
+// recent entry and has a sender. False otherwise: the general path looks the handle up.
+[[nodiscard]] inline bool waited_target(uint64_t id, Actor** actor, Actor::Sender** sender) noexcept {
+  const detail::Hot& h = detail::t_hot;
+  if (h.id != id || id == 0 || h.sender == nullptr) return false;
+  *actor = h.actor;
+  *sender = h.sender;
+  return true;
 }
 
 // future_target: the actor a call with a future to id goes to, when it is this thread's
@@ -9674,11 +9990,50 @@ tether_status answer(Future& call, void** result, tether_error* error) {
   fail(err->code, err->message);
 }
 
+// call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
+// thread's WaitedCall (core/waited_call.h) through its sender for a (cached, or opened
+// here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
+// as answer() gives it; empty when the general path must take the call (arg untouched:
+// the actor takes no fast calls, or this thread runs it).
+std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
+                                         tether_error* error) {
+  if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
+  Actor* actor = nullptr;
+  Actor::Sender* sender = nullptr;
+  std::shared_ptr<Actor> looked_up;
+  std::optional<actor_cache::ThisThread> senders;  // evicts, at the end, the entry it made room with
+  if (!actor_cache::waited_target(a.id, &actor, &sender)) {
+    actor_cache::forget_released(a.id);
+    looked_up = lookup(a);
+    senders.emplace(a.id, looked_up);
+    sender = senders->sender_for(*looked_up);
+    if (sender == nullptr) return std::nullopt;
+    actor = looked_up.get();
+  }
+  int32_t terminal = TETHER_PENDING;
+  if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
+  WaitedCall& w = WaitedCall::of_this_thread();
+  UserArg value = w.take_result();
+  ErrorPtr err = w.take_error();
+  if (terminal == TETHER_SUCCEEDED) {
+    if (result != nullptr) *result = value.release();  // else dropped with value
+    return TETHER_OK;
+  }
+  value.reset();  // a call that did not succeed has no result to take
+  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
+  if (error != nullptr) *error = error_handle(err);
+  fail(err->code, err->message);
+}
+
 // call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
 // mailbox room and the wait for the answer; a call not answered by then (or whose wait
-// would deadlock) is cancelled, as its caller will never see it.
+// would deadlock) is cancelled, as its caller will never see it. With no deadline and no
+// group, the waited call's path first (call_waited).
 tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
                             void** result, tether_error* error) {
+  if (timeout_ns < 0 && group == nullptr) {
+    if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
+  }
   const Deadline deadline = Deadline::after(timeout_ns);
   std::shared_ptr<Future> call = queue_with_future(a, group, m, arg, deadline);
   // Ends the call's only owner outside the library on every way out, as a released handle.
@@ -10816,6 +11171,8 @@ TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tet
     }
     if (CallFuture* call = task.call()) {
       call->set_result(std::move(result));
+    } else if (UserArg* slot = task.result_slot()) {
+      std::swap(*slot, result);
     } else if (task.scope() != nullptr) {
       task.scope()->set_result(std::move(result));
     }  // else fire and forget: nobody can take it; dropped now

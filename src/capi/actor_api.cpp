@@ -1,4 +1,5 @@
 // tether_actor_*: actors pinned to their threads.
+#include <optional>
 #include <set>
 
 #include "capi/actor_cache.h"
@@ -91,11 +92,50 @@ tether_status answer(Future& call, void** result, tether_error* error) {
   fail(err->code, err->message);
 }
 
+// call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
+// thread's WaitedCall (core/waited_call.h) through its sender for a (cached, or opened
+// here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
+// as answer() gives it; empty when the general path must take the call (arg untouched:
+// the actor takes no fast calls, or this thread runs it).
+std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
+                                         tether_error* error) {
+  if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
+  Actor* actor = nullptr;
+  Actor::Sender* sender = nullptr;
+  std::shared_ptr<Actor> looked_up;
+  std::optional<actor_cache::ThisThread> senders;  // evicts, at the end, the entry it made room with
+  if (!actor_cache::waited_target(a.id, &actor, &sender)) {
+    actor_cache::forget_released(a.id);
+    looked_up = lookup(a);
+    senders.emplace(a.id, looked_up);
+    sender = senders->sender_for(*looked_up);
+    if (sender == nullptr) return std::nullopt;
+    actor = looked_up.get();
+  }
+  int32_t terminal = TETHER_PENDING;
+  if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
+  WaitedCall& w = WaitedCall::of_this_thread();
+  UserArg value = w.take_result();
+  ErrorPtr err = w.take_error();
+  if (terminal == TETHER_SUCCEEDED) {
+    if (result != nullptr) *result = value.release();  // else dropped with value
+    return TETHER_OK;
+  }
+  value.reset();  // a call that did not succeed has no result to take
+  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
+  if (error != nullptr) *error = error_handle(err);
+  fail(err->code, err->message);
+}
+
 // call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
 // mailbox room and the wait for the answer; a call not answered by then (or whose wait
-// would deadlock) is cancelled, as its caller will never see it.
+// would deadlock) is cancelled, as its caller will never see it. With no deadline and no
+// group, the waited call's path first (call_waited).
 tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
                             void** result, tether_error* error) {
+  if (timeout_ns < 0 && group == nullptr) {
+    if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
+  }
   const Deadline deadline = Deadline::after(timeout_ns);
   std::shared_ptr<Future> call = queue_with_future(a, group, m, arg, deadline);
   // Ends the call's only owner outside the library on every way out, as a released handle.

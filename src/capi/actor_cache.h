@@ -50,6 +50,17 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
   return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
 }
 
+// waited_target: the actor, and this thread's sender for it, through which a call to id
+// that its caller waits for may go (Actor::try_call_waited), when it is this thread's most
+// recent entry and has a sender. False otherwise: the general path looks the handle up.
+[[nodiscard]] inline bool waited_target(uint64_t id, Actor** actor, Actor::Sender** sender) noexcept {
+  const detail::Hot& h = detail::t_hot;
+  if (h.id != id || id == 0 || h.sender == nullptr) return false;
+  *actor = h.actor;
+  *sender = h.sender;
+  return true;
+}
+
 // future_target: the actor a call with a future to id goes to, when it is this thread's
 // most recent entry and its handle is live: no handle lookup, no reference counted (the
 // entry holds the actor, and only this thread changes its entries). Null otherwise: the

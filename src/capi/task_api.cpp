@@ -48,6 +48,8 @@ TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tet
     }
     if (CallFuture* call = task.call()) {
       call->set_result(std::move(result));
+    } else if (UserArg* slot = task.result_slot()) {
+      std::swap(*slot, result);
     } else if (task.scope() != nullptr) {
       task.scope()->set_result(std::move(result));
     }  // else fire and forget: nobody can take it; dropped now

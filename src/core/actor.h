@@ -70,6 +70,7 @@
 #include "core/scope.h"
 #include "core/task.h"
 #include "core/user_arg.h"
+#include "core/waited_call.h"
 #include "core/word_mutex.h"
 
 namespace tether {
@@ -181,6 +182,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                    tether_drop_fn arg_drop) noexcept {
     return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
   }
+  // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
+  // waiting for its end with no deadline, made as this thread's WaitedCall
+  // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
+  // in WaitedCall::of_this_thread() (arg then belonged to the call). False when the
+  // general path must take it (arg untouched): this thread runs the default lane (its
+  // wait would wait on itself: the general path says DEADLOCK), or post_fast refused.
+  [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the
   // actor stopping).
@@ -223,6 +231,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                        Deadline room);
   [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
+  // The waited calls among the fast ones (WaitedCall::is_waited: actor_waited_call.cpp).
+  class WaitedEnd;
+  void run_waited(Lane& lane, const FastCall& call) noexcept;  // the default thread runs it
+  void end_nested(WaitedCall& w, const Scope& nested) noexcept;  // as its terminal nested scope ended
+  void end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;  // counts it, ends it (any thread)
+  void end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept;  // never runs: FAILED with err, or CANCELLED
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
   void settle_when_done(Scope* call) noexcept;  // once call (and its nested threads) ended

@@ -61,6 +61,16 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
+  // A waited call (waited_call.h) runs with a task of its own (its result has a slot),
+  // after what ran before it is counted and settled: its caller, once it sees the end,
+  // sees them in the stats, as it would have behind a call with a future. Those at the
+  // run's head (a caller waiting on each call: the usual case) need no shared task.
+  FastCall call = first;
+  while (WaitedCall::is_waited(call.drop)) {
+    ledger_.fast_left();
+    run_waited(lane, call);
+    if (!more.next(call)) return;
+  }
   uint64_t succeeded = 0;
   std::optional<Task> task;
   std::optional<CurrentTask> current;
@@ -70,9 +80,17 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   };
   start_task();
   ErrorPtr err;
-  FastCall call = first;
   do {
     ledger_.fast_left();
+    if (WaitedCall::is_waited(call.drop)) [[unlikely]] {
+      current.reset();
+      ledger_.fast_succeeded(succeeded);
+      settle_fast(succeeded);
+      succeeded = 0;
+      run_waited(lane, call);
+      start_task();
+      continue;
+    }
     const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {
       current.reset();
@@ -97,7 +115,10 @@ void Actor::run_fast_not_alive(const FastCall& first, FastRun& more) noexcept {
   FastCall call = first;
   do {
     ledger_.fast_left();
-    if (life_.load(std::memory_order_acquire) == Life::Dead) {
+    if (WaitedCall::is_waited(call.drop)) {
+      auto& waited = *static_cast<WaitedCall*>(call.arg);
+      end_waited_unrun(waited, life_.load(std::memory_order_acquire) == Life::Dead ? dead_error_or_null() : nullptr);
+    } else if (life_.load(std::memory_order_acquire) == Life::Dead) {
       fail_dead_fast(call);
     } else {  // a stop CANCEL cancelled the constructor: this call never runs either
       if (call.drop != nullptr) call.drop(call.arg);
@@ -131,8 +152,12 @@ void Actor::fail_dead_fast(const FastCall& call) noexcept {
 
 void Actor::cancel_fast(const FastCall& call) noexcept {
   ledger_.leave();
-  ledger_.cancelled();
-  if (call.drop != nullptr) call.drop(call.arg);
+  if (WaitedCall::is_waited(call.drop)) {
+    end_waited_unrun(*static_cast<WaitedCall*>(call.arg), nullptr);
+  } else {
+    ledger_.cancelled();
+    if (call.drop != nullptr) call.drop(call.arg);
+  }
   settle();  // a canceller's thread: the shared counter
 }
 

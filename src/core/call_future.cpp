@@ -4,6 +4,7 @@
 #include <new>
 #include <utility>
 
+#include "core/call_outcome.h"
 #include "core/future_graveyard.h"
 #include "core/lane.h"
 #include "core/scope.h"
@@ -186,14 +187,7 @@ void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
 NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
   // Counted before the state is stored: a reader that sees the state sees the count.
   if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
-  if (!err && terminal_state == TETHER_CANCELLED) {
-    try {
-      const std::string& name = lane_->name();
-      err = make_error(TETHER_E_CANCELLED, 0, name + " was cancelled", name);
-    } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
-      err = out_of_memory_error();
-    }
-  }
+  if (!err && terminal_state == TETHER_CANCELLED) err = cancelled_error(lane_->name());
   if (err) error_ = std::move(err);  // a success writes the waiters' line once, at settle (call_future.h)
   state_.store(terminal_state, std::memory_order_release);
   return cold_ ? cold_->notices.take() : NoticeList::Due();

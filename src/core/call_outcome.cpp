@@ -1,5 +1,7 @@
 #include "core/call_outcome.h"
 
+#include <new>
+
 namespace tether {
 namespace {
 
@@ -21,6 +23,14 @@ struct LateOutcome {
 };
 
 }  // namespace
+
+ErrorPtr cancelled_error(const std::string& lane_name) noexcept {
+  try {
+    return make_error(TETHER_E_CANCELLED, 0, lane_name + " was cancelled", lane_name);
+  } catch (const std::bad_alloc&) {  // no memory for its text: the cancellation is still recorded
+    return out_of_memory_error();
+  }
+}
 
 void settle_after_nested(Task& task, ErrorPtr err, CallLedger& ledger, std::shared_ptr<void> keep) {
   const std::shared_ptr<Scope>& nested = task.lazy_scope();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/call_ledger.h"
 #include "core/error.h"
@@ -10,6 +11,10 @@
 #include "core/task.h"
 
 namespace tether {
+
+// cancelled_error: the error of a call on lane_name that was cancelled (TETHER_E_CANCELLED,
+// "<lane> was cancelled"), or out_of_memory_error() when there is no memory for its text.
+[[nodiscard]] ErrorPtr cancelled_error(const std::string& lane_name) noexcept;
 
 // settle_after_nested: a fire-and-forget call that spawned nested threads is settled
 // once they are done too; keep holds the ledger's owner alive until then.

@@ -16,6 +16,7 @@
 #include "core/forced_unwind.h"
 #include "core/fork_guard.h"
 #include "core/task_origin.h"
+#include "core/user_arg.h"
 #include "core/hot_tls.h"
 #include "tether/tether.h"
 
@@ -40,6 +41,9 @@ class Task {
       : scope_(nullptr), call_(&call), thread_name_(thread_name), is_target_(true), epoch_(fork_epoch()), origin_(origin) {}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
+  // result_slot: where a call without a future that is waited for keeps its result.
+  void set_result_slot(UserArg* slot) noexcept { result_slot_ = slot; }
+  [[nodiscard]] UserArg* result_slot() const noexcept { return result_slot_; }
 
   [[nodiscard]] Scope* scope() const noexcept { return scope_; }
   // call: the call with a future this task runs, whose result it sets; null otherwise.
@@ -81,6 +85,7 @@ class Task {
   const Origin* origin_;
   ErrorPtr failure_;
   std::shared_ptr<Scope> lazy_scope_;
+  UserArg* result_slot_ = nullptr;
 };
 
 namespace task_detail {

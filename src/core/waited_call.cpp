@@ -1,0 +1,51 @@
+#include "core/waited_call.h"
+
+#include "core/answer_spin.h"
+#include "core/deadline.h"
+#include "core/hot_tls.h"
+#include "platform/platform.h"
+
+namespace tether {
+
+namespace {
+TETHER_HOT_TLS constinit thread_local WaitedCall t_waited_call;
+}  // namespace
+
+WaitedCall& WaitedCall::of_this_thread() noexcept { return t_waited_call; }
+
+void WaitedCall::marker(void*) noexcept {}
+
+void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) noexcept {
+  // W1. The previous call's end (E3) happened before its wait returned: nobody else
+  // touches these now.
+  arg_ = arg;
+  arg_drop_ = arg_drop;
+  partner_ = partner;
+  state_.store(TETHER_PENDING, std::memory_order_relaxed);
+  settled_.store(false, std::memory_order_relaxed);
+  word_.store(kWaiting, std::memory_order_relaxed);
+  // The post that follows publishes all of it (its ring's release store).
+}
+
+int32_t WaitedCall::wait() noexcept {
+  AnswerSpin::spin(partner_, nullptr, settled_, state_, Deadline::after(-1));  // W2
+  for (;;) {
+    uint32_t word = word_.load(std::memory_order_acquire);
+    if (word == kDone) break;
+    // W3: announce the park; a CAS that fails saw E3 (kDone), and loops to see it.
+    if (word == kWaiting && !word_.compare_exchange_strong(word, kParked, std::memory_order_acq_rel)) continue;
+    platform::park_while(word_, kParked, -1);  // W4
+  }
+  return state_.load(std::memory_order_relaxed);  // E1's, ordered by the acquire of kDone
+}
+
+void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
+  error_ = std::move(err);                                // E1
+  state_.store(terminal, std::memory_order_release);
+  AnswerSpin::settle_always(settled_);                    // E2
+  if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
+    platform::wake_all_parked(word_);                     // E4: the thread-local's address only
+  }
+}
+
+}  // namespace tether
