@@ -29,11 +29,11 @@ bool cannot_help(const LanePresence& partner, const std::vector<LanePresence*>* 
   return partner.parked() && !fed_elsewhere(partner, feeders, me);
 }
 
-}  // namespace
-
-void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                      const std::atomic<int32_t>& state, const Deadline& deadline,
-                      const std::vector<LanePresence*>* feeders) noexcept {
+// spin_until: the spin of AnswerSpin::spin, until answered() (read on every look) or,
+// at a clock read, ended() (a slower look: the answer may be there without its flag).
+template <class Answered, class Ended>
+void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered answered, Ended ended,
+                const Deadline& deadline, const std::vector<LanePresence*>* feeders) noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
   LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
   if (kind == LanePresence::Spin::kNo && partner != nullptr && fed_elsewhere(*partner, feeders, me)) {
@@ -52,9 +52,9 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
   SpinWait spin;
   SpinEnd end(spin_until);
   if (waiter_spins != nullptr) waiter_spins->store(true, std::memory_order_relaxed);  // S1 (announced)
-  while (!settled.load(std::memory_order_acquire)) {    // S2
+  while (!answered()) {  // S2
     const bool timed_out = end.passed();
-    if (end.checked() && state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED) break;
+    if (end.checked() && ended()) break;
     if (timed_out) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
@@ -82,6 +82,21 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
   } else {
     partner->wait_spin_succeeded();
   }
+}
+
+}  // namespace
+
+void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
+                      const std::atomic<int32_t>& state, const Deadline& deadline,
+                      const std::vector<LanePresence*>* feeders) noexcept {
+  spin_until(
+      partner, waiter_spins, [&] { return settled.load(std::memory_order_acquire); },
+      [&] { return state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED; }, deadline, feeders);
+}
+
+void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
+  auto done = [&] { return word.load(std::memory_order_acquire) == answered; };
+  spin_until(partner, nullptr, done, done, Deadline::after(-1), nullptr);
 }
 
 }  // namespace tether

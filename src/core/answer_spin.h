@@ -47,6 +47,10 @@ struct AnswerSpin {
   static void spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
                    const std::atomic<int32_t>& state, const Deadline& deadline,
                    const std::vector<LanePresence*>* feeders = nullptr) noexcept;
+  // spin_for_word: spin's policy, with no deadline, until word reads answered: for an
+  // answer whose last write is that word (waited_call.h), which is then also what the
+  // waiter parks on.
+  static void spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept;
   // settle / settle_always: E3, after the terminal store has been published.
   static void settle(const std::atomic<bool>& waiter_spins, std::atomic<bool>& settled) noexcept {
     if (waiter_spins.load(std::memory_order_relaxed)) settle_always(settled);

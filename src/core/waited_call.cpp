@@ -1,7 +1,6 @@
 #include "core/waited_call.h"
 
 #include "core/answer_spin.h"
-#include "core/deadline.h"
 #include "core/hot_tls.h"
 #include "platform/platform.h"
 
@@ -21,14 +20,13 @@ void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) 
   arg_ = arg;
   arg_drop_ = arg_drop;
   partner_ = partner;
-  state_.store(TETHER_PENDING, std::memory_order_relaxed);
-  settled_.store(false, std::memory_order_relaxed);
+  state_ = TETHER_PENDING;
   word_.store(kWaiting, std::memory_order_relaxed);
   // The post that follows publishes all of it (its ring's release store).
 }
 
 int32_t WaitedCall::wait() noexcept {
-  AnswerSpin::spin(partner_, nullptr, settled_, state_, Deadline::after(-1));  // W2
+  AnswerSpin::spin_for_word(partner_, word_, kDone);  // W2
   for (;;) {
     uint32_t word = word_.load(std::memory_order_acquire);
     if (word == kDone) break;
@@ -36,15 +34,14 @@ int32_t WaitedCall::wait() noexcept {
     if (word == kWaiting && !word_.compare_exchange_strong(word, kParked, std::memory_order_acq_rel)) continue;
     platform::park_while(word_, kParked, -1);  // W4
   }
-  return state_.load(std::memory_order_relaxed);  // E1's, ordered by the acquire of kDone
+  return state_;  // E1's, ordered by the acquire of kDone
 }
 
 void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
-  error_ = std::move(err);                                // E1
-  state_.store(terminal, std::memory_order_release);
-  AnswerSpin::settle_always(settled_);                    // E2
+  error_ = std::move(err);  // E1
+  state_ = terminal;
   if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
-    platform::wake_all_parked(word_);                     // E4: the thread-local's address only
+    platform::wake_all_parked(word_);  // E4: the thread-local's address only
   }
 }
 

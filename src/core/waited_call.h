@@ -15,23 +15,25 @@
 // names memory that stays the thread's while it lives (a stack slot would be gone once
 // a spuriously woken waiter returned).
 //
-// The wait protocol (word_; answer_spin.h's S1-S2 for the spin before it):
+// The wait protocol (word_):
 //   waiter                                      ending side
-//   W1 arm: word_ = kWaiting, settled_ = false  E1 the outcome: result (by the method),
-//   W2 spin (AnswerSpin) while settled_ unset      error_, then state_ (release)
-//   W3 word_ kWaiting -> kParked (CAS); a       E2 settled_ = true (release): a spinning
-//      failed CAS saw kDone: done                  waiter stops here
-//   W4 park while word_ == kParked; on waking   E3 old = exchange(word_, kDone) (acq_rel):
-//      back to W3 (kDone: done)                    the last write to the call
-//                                               E4 old == kParked: wake word_'s waiters
-//                                                  (its address only)
+//   W1 arm: word_ = kWaiting                    E1 the outcome: result (by the method),
+//   W2 spin (AnswerSpin::spin_for_word, its        error_, state_
+//      policy) until word_ is kDone            E3 old = exchange(word_, kDone) (acq_rel):
+//   W3 word_ kWaiting -> kParked (CAS); a          the last write to the call
+//      failed CAS saw kDone: done               E4 old == kParked: wake word_'s waiters
+//   W4 park while word_ == kParked; on waking      (its address only)
+//      back to W3 (kDone: done)
 // A waiter parks only with word_ kParked, which only E3 changes, after which E4 wakes it:
-// no wake-up is lost. The waiter reads the outcome only after seeing kDone (acquire, or
-// settled_), so it sees E1 whole; the ending side touches nothing of the call after E3.
+// no wake-up is lost. The waiter leaves only once it has read kDone (acquire), so it sees
+// E1 whole, and the ending side writes nothing of the call after E3: the waiter's next
+// call may arm it at once. (No separate "settled" flag for the spin, as a CallFuture has:
+// a flag written before E3 would let the waiter leave, and re-arm, before E3 lands.)
 //
 // Thread safety: the caller's thread arms it, waits and reads the outcome; between the
 // post and E3 the lane's thread (or one canceller: the ring's claim picks one) reads
-// the arg and writes the outcome. settled_, state_ and word_ order the hand-overs.
+// the arg and writes the outcome. The post (its ring's release store) and E3 order the
+// hand-overs.
 #pragma once
 
 #include <atomic>
@@ -68,9 +70,9 @@ class WaitedCall {
   [[nodiscard]] UserArg take_arg() noexcept { return UserArg(arg_, arg_drop_); }
   // result_slot: where the running method's tether_task_set_result puts the result.
   [[nodiscard]] UserArg& result_slot() noexcept { return result_; }
-  // end: E1-E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null only
-  // for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this call
-  // may be touched after.
+  // end: E1, E3, E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null
+  // only for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this
+  // call may be touched after.
   void end(int32_t terminal, ErrorPtr err) noexcept;
 
  private:
@@ -83,8 +85,7 @@ class WaitedCall {
   // The outcome, written by the ending side (E1), read by the caller after E3.
   UserArg result_;
   ErrorPtr error_;
-  std::atomic<int32_t> state_{TETHER_PENDING};
-  std::atomic<bool> settled_{false};
+  int32_t state_ = TETHER_PENDING;
   std::atomic<uint32_t> word_{kWaiting};
 };
 
