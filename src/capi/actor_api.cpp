@@ -114,7 +114,7 @@ std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, Use
   }
   int32_t terminal = TETHER_PENDING;
   if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
-  WaitedCall& w = WaitedCall::of_this_thread();
+  WaitedCall& w = *WaitedCall::of_this_thread();  // the one the call was made with
   UserArg value = w.take_result();
   ErrorPtr err = w.take_error();
   if (terminal == TETHER_SUCCEEDED) {

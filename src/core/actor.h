@@ -187,7 +187,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
   // in WaitedCall::of_this_thread() (arg then belonged to the call). False when the
   // general path must take it (arg untouched): this thread runs the default lane (its
-  // wait would wait on itself: the general path says DEADLOCK), or post_fast refused.
+  // wait would wait on itself: the general path says DEADLOCK), it has no WaitedCall,
+  // or post_fast refused.
   [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the

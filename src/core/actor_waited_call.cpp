@@ -26,11 +26,12 @@ bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, in
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
-  WaitedCall& w = WaitedCall::of_this_thread();
-  w.arm(arg.get(), arg.drop_fn(), default_lane_->presence());
-  if (!post_fast(sender, m, &w, &WaitedCall::marker)) return false;
+  WaitedCall* w = WaitedCall::of_this_thread();
+  if (w == nullptr) return false;
+  w->arm(arg.get(), arg.drop_fn(), default_lane_->presence());
+  if (!post_fast(sender, m, w, &WaitedCall::marker)) return false;
   (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
-  *terminal = w.wait();
+  *terminal = w->wait();
   return true;
 }
 

@@ -19,7 +19,7 @@ namespace tether {
 
 // Cleanup: what runs at a thread's end, in this order.
 // FutureGraveyard first: what it drops goes back to the pools after it.
-enum class Cleanup { FutureGraveyard, ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
+enum class Cleanup { FutureGraveyard, ActorCache, WaitedCall, LastError, CallPool, CallFuturePool, ScopePool, kCount };
 
 // arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
 // that runs is allowed). False when it could not be armed (no memory): fn will not run,

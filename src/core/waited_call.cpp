@@ -2,15 +2,17 @@
 
 #include "core/answer_spin.h"
 #include "core/hot_tls.h"
+#include "core/thread_exit.h"
 #include "platform/platform.h"
 
 namespace tether {
 
 namespace {
-TETHER_HOT_TLS constinit thread_local WaitedCall t_waited_call;
+TETHER_HOT_TLS constinit thread_local ThreadLocalSlot<WaitedCall, Cleanup::WaitedCall> t_waited_call;
+void destroy_waited_call() noexcept { t_waited_call.destroy(); }
 }  // namespace
 
-WaitedCall& WaitedCall::of_this_thread() noexcept { return t_waited_call; }
+WaitedCall* WaitedCall::of_this_thread() noexcept { return t_waited_call.get(&destroy_waited_call); }
 
 void WaitedCall::marker(void*) noexcept {}
 

@@ -13,7 +13,8 @@
 // One per thread (of_this_thread): a thread that waits makes no other call until the
 // end, and nothing runs on it meanwhile. Thread-local, so the wake-up of the end (E4)
 // names memory that stays the thread's while it lives (a stack slot would be gone once
-// a spuriously woken waiter returned).
+// a spuriously woken waiter returned); kept in a ThreadLocalSlot, as the library keeps
+// every thread-local with a destructor (thread_exit.h).
 //
 // The wait protocol (word_):
 //   waiter                                      ending side
@@ -49,8 +50,9 @@ class LanePresence;
 
 class WaitedCall {
  public:
-  // of_this_thread: the calling thread's.
-  [[nodiscard]] static WaitedCall& of_this_thread() noexcept;
+  // of_this_thread: the calling thread's; null when there is no memory to arm its
+  // cleanup (the caller takes the general path), or the thread is ending.
+  [[nodiscard]] static WaitedCall* of_this_thread() noexcept;
   // marker: the drop of a waited call's ring entry, which names it (is_waited). Never called.
   static void marker(void* call) noexcept;
   [[nodiscard]] static bool is_waited(tether_drop_fn drop) noexcept { return drop == &marker; }
