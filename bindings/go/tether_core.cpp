@@ -1359,7 +1359,7 @@ namespace tether {
 
 // Cleanup: what runs at a thread's end, in this order.
 // FutureGraveyard first: what it drops goes back to the pools after it.
-enum class Cleanup { FutureGraveyard, ActorCache, LastError, CallPool, CallFuturePool, ScopePool, kCount };
+enum class Cleanup { FutureGraveyard, ActorCache, WaitedCall, LastError, CallPool, CallFuturePool, ScopePool, kCount };
 
 // arm_cleanup: fn runs at this thread's end (once per arming; re-arming from a cleanup
 // that runs is allowed). False when it could not be armed (no memory): fn will not run,
@@ -2703,6 +2703,10 @@ struct AnswerSpin {
   static void spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
                    const std::atomic<int32_t>& state, const Deadline& deadline,
                    const std::vector<LanePresence*>* feeders = nullptr) noexcept;
+  // spin_for_word: spin's policy, with no deadline, until word reads answered: for an
+  // answer whose last write is that word (waited_call.h), which is then also what the
+  // waiter parks on.
+  static void spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept;
   // settle / settle_always: E3, after the terminal store has been published.
   static void settle(const std::atomic<bool>& waiter_spins, std::atomic<bool>& settled) noexcept {
     if (waiter_spins.load(std::memory_order_relaxed)) settle_always(settled);
@@ -3570,25 +3574,28 @@ template <class Invoke>
 // One per thread (of_this_thread): a thread that waits makes no other call until the
 // end, and nothing runs on it meanwhile. Thread-local, so the wake-up of the end (E4)
 // names memory that stays the thread's while it lives (a stack slot would be gone once
-// a spuriously woken waiter returned).
+// a spuriously woken waiter returned); kept in a ThreadLocalSlot, as the library keeps
+// every thread-local with a destructor (thread_exit.h).
 //
-// The wait protocol (word_; answer_spin.h's S1-S2 for the spin before it):
+// The wait protocol (word_):
 //   waiter                                      ending side
-//   W1 arm: word_ = kWaiting, settled_ = false  E1 the outcome: result (by the method),
-//   W2 spin (AnswerSpin) while settled_ unset      error_, then state_ (release)
-//   W3 word_ kWaiting -> kParked (CAS); a       E2 settled_ = true (release): a spinning
-//      failed CAS saw kDone: done                  waiter stops here
-//   W4 park while word_ == kParked; on waking   E3 old = exchange(word_, kDone) (acq_rel):
-//      back to W3 (kDone: done)                    the last write to the call
-//                                               E4 old == kParked: wake word_'s waiters
-//                                                  (its address only)
+//   W1 arm: word_ = kWaiting                    E1 the outcome: result (by the method),
+//   W2 spin (AnswerSpin::spin_for_word, its        error_, state_
+//      policy) until word_ is kDone            E3 old = exchange(word_, kDone) (acq_rel):
+//   W3 word_ kWaiting -> kParked (CAS); a          the last write to the call
+//      failed CAS saw kDone: done               E4 old == kParked: wake word_'s waiters
+//   W4 park while word_ == kParked; on waking      (its address only)
+//      back to W3 (kDone: done)
 // A waiter parks only with word_ kParked, which only E3 changes, after which E4 wakes it:
-// no wake-up is lost. The waiter reads the outcome only after seeing kDone (acquire, or
-// settled_), so it sees E1 whole; the ending side touches nothing of the call after E3.
+// no wake-up is lost. The waiter leaves only once it has read kDone (acquire), so it sees
+// E1 whole, and the ending side writes nothing of the call after E3: the waiter's next
+// call may arm it at once. (No separate "settled" flag for the spin, as a CallFuture has:
+// a flag written before E3 would let the waiter leave, and re-arm, before E3 lands.)
 //
 // Thread safety: the caller's thread arms it, waits and reads the outcome; between the
 // post and E3 the lane's thread (or one canceller: the ring's claim picks one) reads
-// the arg and writes the outcome. settled_, state_ and word_ order the hand-overs.
+// the arg and writes the outcome. The post (its ring's release store) and E3 order the
+// hand-overs.
 
 #include <atomic>
 #include <cstdint>
@@ -3601,8 +3608,9 @@ class LanePresence;
 
 class WaitedCall {
  public:
-  // of_this_thread: the calling thread's.
-  [[nodiscard]] static WaitedCall& of_this_thread() noexcept;
+  // of_this_thread: the calling thread's; null when there is no memory to arm its
+  // cleanup (the caller takes the general path), or the thread is ending.
+  [[nodiscard]] static WaitedCall* of_this_thread() noexcept;
   // marker: the drop of a waited call's ring entry, which names it (is_waited). Never called.
   static void marker(void* call) noexcept;
   [[nodiscard]] static bool is_waited(tether_drop_fn drop) noexcept { return drop == &marker; }
@@ -3622,9 +3630,9 @@ class WaitedCall {
   [[nodiscard]] UserArg take_arg() noexcept { return UserArg(arg_, arg_drop_); }
   // result_slot: where the running method's tether_task_set_result puts the result.
   [[nodiscard]] UserArg& result_slot() noexcept { return result_; }
-  // end: E1-E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null only
-  // for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this call
-  // may be touched after.
+  // end: E1, E3, E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null
+  // only for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this
+  // call may be touched after.
   void end(int32_t terminal, ErrorPtr err) noexcept;
 
  private:
@@ -3637,8 +3645,7 @@ class WaitedCall {
   // The outcome, written by the ending side (E1), read by the caller after E3.
   UserArg result_;
   ErrorPtr error_;
-  std::atomic<int32_t> state_{TETHER_PENDING};
-  std::atomic<bool> settled_{false};
+  int32_t state_ = TETHER_PENDING;
   std::atomic<uint32_t> word_{kWaiting};
 };
 
@@ -3759,7 +3766,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
   // in WaitedCall::of_this_thread() (arg then belonged to the call). False when the
   // general path must take it (arg untouched): this thread runs the default lane (its
-  // wait would wait on itself: the general path says DEADLOCK), or post_fast refused.
+  // wait would wait on itself: the general path says DEADLOCK), it has no WaitedCall,
+  // or post_fast refused.
   [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the
@@ -5079,11 +5087,12 @@ bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, in
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
-  WaitedCall& w = WaitedCall::of_this_thread();
-  w.arm(arg.get(), arg.drop_fn(), default_lane_->presence());
-  if (!post_fast(sender, m, &w, &WaitedCall::marker)) return false;
+  WaitedCall* w = WaitedCall::of_this_thread();
+  if (w == nullptr) return false;
+  w->arm(arg.get(), arg.drop_fn(), default_lane_->presence());
+  if (!post_fast(sender, m, w, &WaitedCall::marker)) return false;
   (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
-  *terminal = w.wait();
+  *terminal = w->wait();
   return true;
 }
 
@@ -5199,11 +5208,11 @@ bool cannot_help(const LanePresence& partner, const std::vector<LanePresence*>* 
   return partner.parked() && !fed_elsewhere(partner, feeders, me);
 }
 
-}  // namespace
-
-void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
-                      const std::atomic<int32_t>& state, const Deadline& deadline,
-                      const std::vector<LanePresence*>* feeders) noexcept {
+// spin_until: the spin of AnswerSpin::spin, until answered() (read on every look) or,
+// at a clock read, ended() (a slower look: the answer may be there without its flag).
+template <class Answered, class Ended>
+void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered answered, Ended ended,
+                const Deadline& deadline, const std::vector<LanePresence*>* feeders) noexcept {
   const int32_t me = partner != nullptr ? current_cpu() : LanePresence::kUnknown;
   LanePresence::Spin kind = partner != nullptr ? partner->worth_spinning(me) : LanePresence::Spin::kAnswer;
   if (kind == LanePresence::Spin::kNo && partner != nullptr && fed_elsewhere(*partner, feeders, me)) {
@@ -5222,9 +5231,9 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
   SpinWait spin;
   SpinEnd end(spin_until);
   if (waiter_spins != nullptr) waiter_spins->store(true, std::memory_order_relaxed);  // S1 (announced)
-  while (!settled.load(std::memory_order_acquire)) {    // S2
+  while (!answered()) {  // S2
     const bool timed_out = end.passed();
-    if (end.checked() && state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED) break;
+    if (end.checked() && ended()) break;
     if (timed_out) {
       if (partner == nullptr) return;
       if (kind == LanePresence::Spin::kWake) {
@@ -5252,6 +5261,21 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
   } else {
     partner->wait_spin_succeeded();
   }
+}
+
+}  // namespace
+
+void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, const std::atomic<bool>& settled,
+                      const std::atomic<int32_t>& state, const Deadline& deadline,
+                      const std::vector<LanePresence*>* feeders) noexcept {
+  spin_until(
+      partner, waiter_spins, [&] { return settled.load(std::memory_order_acquire); },
+      [&] { return state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED; }, deadline, feeders);
+}
+
+void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
+  auto done = [&] { return word.load(std::memory_order_acquire) == answered; };
+  spin_until(partner, nullptr, done, done, Deadline::after(-1), nullptr);
 }
 
 }  // namespace tether
@@ -9525,10 +9549,11 @@ void ask_for_serving_time_slice() noexcept {
 namespace tether {
 
 namespace {
-TETHER_HOT_TLS constinit thread_local WaitedCall t_waited_call;
+TETHER_HOT_TLS constinit thread_local ThreadLocalSlot<WaitedCall, Cleanup::WaitedCall> t_waited_call;
+void destroy_waited_call() noexcept { t_waited_call.destroy(); }
 }  // namespace
 
-WaitedCall& WaitedCall::of_this_thread() noexcept { return t_waited_call; }
+WaitedCall* WaitedCall::of_this_thread() noexcept { return t_waited_call.get(&destroy_waited_call); }
 
 void WaitedCall::marker(void*) noexcept {}
 
@@ -9538,14 +9563,13 @@ void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) 
   arg_ = arg;
   arg_drop_ = arg_drop;
   partner_ = partner;
-  state_.store(TETHER_PENDING, std::memory_order_relaxed);
-  settled_.store(false, std::memory_order_relaxed);
+  state_ = TETHER_PENDING;
   word_.store(kWaiting, std::memory_order_relaxed);
   // The post that follows publishes all of it (its ring's release store).
 }
 
 int32_t WaitedCall::wait() noexcept {
-  AnswerSpin::spin(partner_, nullptr, settled_, state_, Deadline::after(-1));  // W2
+  AnswerSpin::spin_for_word(partner_, word_, kDone);  // W2
   for (;;) {
     uint32_t word = word_.load(std::memory_order_acquire);
     if (word == kDone) break;
@@ -9553,15 +9577,14 @@ int32_t WaitedCall::wait() noexcept {
     if (word == kWaiting && !word_.compare_exchange_strong(word, kParked, std::memory_order_acq_rel)) continue;
     platform::park_while(word_, kParked, -1);  // W4
   }
-  return state_.load(std::memory_order_relaxed);  // E1's, ordered by the acquire of kDone
+  return state_;  // E1's, ordered by the acquire of kDone
 }
 
 void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
-  error_ = std::move(err);                                // E1
-  state_.store(terminal, std::memory_order_release);
-  AnswerSpin::settle_always(settled_);                    // E2
+  error_ = std::move(err);  // E1
+  state_ = terminal;
   if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
-    platform::wake_all_parked(word_);                     // E4: the thread-local's address only
+    platform::wake_all_parked(word_);  // E4: the thread-local's address only
   }
 }
 
@@ -10012,7 +10035,7 @@ std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, Use
   }
   int32_t terminal = TETHER_PENDING;
   if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
-  WaitedCall& w = WaitedCall::of_this_thread();
+  WaitedCall& w = *WaitedCall::of_this_thread();  // the one the call was made with
   UserArg value = w.take_result();
   ErrorPtr err = w.take_error();
   if (terminal == TETHER_SUCCEEDED) {
