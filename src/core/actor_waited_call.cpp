@@ -78,12 +78,15 @@ void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
   if (const std::shared_ptr<Scope>& nested = task.lazy_scope()) {
     // Nested threads run on: the call ends when their scope is terminal, the actor
     // settles when they have all returned (settle_when_done).
+    bool told = true;
     try {
       auto end = std::make_unique<WaitedEnd>(w, nested, shared_from_this());
       nested->on_done(&WaitedEnd::notify, UserArg(end.release(), &WaitedEnd::drop));
-      nested->finish_call(std::move(err));
     } catch (...) {  // no memory to be told: wait here until the scope is quiet
-      nested->finish_call(std::move(err));
+      told = false;
+    }
+    nested->finish_call(std::move(err));
+    if (!told) {
       nested->wait_quiet();
       end_nested(w, *nested);
     }
