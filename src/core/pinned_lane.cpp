@@ -41,11 +41,15 @@ void PinnedLane::serve() noexcept {
   for (;;) {
     if (drain_ring()) {
       ran_fast_calls_ = true;
-      continue;
+    } else {
+      if (!next(w, forever)) break;
+      ran_fast_calls_ = w.call == nullptr;
+      execute(w);
     }
-    if (!next(w, forever)) break;
-    ran_fast_calls_ = w.call == nullptr;
-    execute(w);
+    if (caller_waits_) {  // fast calls, but one had a caller waiting (a waited call): no yield
+      caller_waits_ = false;
+      ran_fast_calls_ = false;
+    }
   }
 }
 
