@@ -1025,9 +1025,9 @@ class LazyThreadGroup {
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
 // waiter on one of its calls, or a pusher) runs on this CPU, or when this thread has
 // just woken a waiter parked on this CPU (spinning would only delay the thread that will
-// push, or the one woken; if what serve() ran last was fire-and-forget calls, none of
-// them waited for (caller_waits), C1 yields the CPU once instead, and parks only if
-// nothing came meanwhile: spin_policy.h says why), else within an adaptive budget (idle_budget_ns_, between
+// push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
+// yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
+// says why), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
 // work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
 // is a full one). The consumer publishes
@@ -2495,10 +2495,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // presence: where a PinnedLane's consumer runs, for waiters on its calls; null for a
   // SharedLane. Type-stable (core/spin_policy.h): a waiter may keep it.
   [[nodiscard]] virtual LanePresence* presence() const noexcept = 0;
-  // caller_waits: the work this consumer runs now has a caller waiting for its end (a
-  // waited call: waited_call.h), as a call with a future has: a consumer that yields
-  // before it parks after fire-and-forget calls (pinned_lane.h, C1) does not after it.
-  virtual void caller_waits() noexcept {}
 
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;
@@ -2603,7 +2599,6 @@ class PinnedLane final : public Lane {
  private:
   void serve() noexcept override;
   void wake_parked() noexcept override;
-  void caller_waits() noexcept override { caller_waits_ = true; }
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
@@ -2627,8 +2622,6 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
-  // caller_waits_: a call of that work has a caller waiting for it (caller_waits()).
-  bool caller_waits_ = false;
 };
 
 }  // namespace tether
@@ -5132,7 +5125,6 @@ void Actor::end_nested(WaitedCall& w, const Scope& nested) noexcept {
 
 void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
   WaitedCall& w = *static_cast<WaitedCall*>(call.arg);
-  lane.caller_waits();  // its caller waits: the lane parks without yielding first (pinned_lane.h, C1)
   Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   task.set_result_slot(&w.result_slot());
   ErrorPtr err;
@@ -8393,15 +8385,11 @@ void PinnedLane::serve() noexcept {
   for (;;) {
     if (drain_ring()) {
       ran_fast_calls_ = true;
-    } else {
-      if (!next(w, forever)) break;
-      ran_fast_calls_ = w.call == nullptr;
-      execute(w);
+      continue;
     }
-    if (caller_waits_) {  // fast calls, but one had a caller waiting (a waited call): no yield
-      caller_waits_ = false;
-      ran_fast_calls_ = false;
-    }
+    if (!next(w, forever)) break;
+    ran_fast_calls_ = w.call == nullptr;
+    execute(w);
   }
 }
 

@@ -64,7 +64,6 @@ void Actor::end_nested(WaitedCall& w, const Scope& nested) noexcept {
 
 void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
   WaitedCall& w = *static_cast<WaitedCall*>(call.arg);
-  lane.caller_waits();  // its caller waits: the lane parks without yielding first (pinned_lane.h, C1)
   Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   task.set_result_slot(&w.result_slot());
   ErrorPtr err;

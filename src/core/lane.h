@@ -69,10 +69,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // presence: where a PinnedLane's consumer runs, for waiters on its calls; null for a
   // SharedLane. Type-stable (core/spin_policy.h): a waiter may keep it.
   [[nodiscard]] virtual LanePresence* presence() const noexcept = 0;
-  // caller_waits: the work this consumer runs now has a caller waiting for its end (a
-  // waited call: waited_call.h), as a call with a future has: a consumer that yields
-  // before it parks after fire-and-forget calls (pinned_lane.h, C1) does not after it.
-  virtual void caller_waits() noexcept {}
 
   // push: queues c for the lane's threads (the lane owns it from now on).
   void push(Call* c) noexcept;

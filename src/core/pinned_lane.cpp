@@ -41,15 +41,11 @@ void PinnedLane::serve() noexcept {
   for (;;) {
     if (drain_ring()) {
       ran_fast_calls_ = true;
-    } else {
-      if (!next(w, forever)) break;
-      ran_fast_calls_ = w.call == nullptr;
-      execute(w);
+      continue;
     }
-    if (caller_waits_) {  // fast calls, but one had a caller waiting (a waited call): no yield
-      caller_waits_ = false;
-      ran_fast_calls_ = false;
-    }
+    if (!next(w, forever)) break;
+    ran_fast_calls_ = w.call == nullptr;
+    execute(w);
   }
 }
 

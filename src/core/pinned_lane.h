@@ -47,9 +47,9 @@
 // How long C1 spins (core/spin_policy.h): not at all when the lane's last partner (a
 // waiter on one of its calls, or a pusher) runs on this CPU, or when this thread has
 // just woken a waiter parked on this CPU (spinning would only delay the thread that will
-// push, or the one woken; if what serve() ran last was fire-and-forget calls, none of
-// them waited for (caller_waits), C1 yields the CPU once instead, and parks only if
-// nothing came meanwhile: spin_policy.h says why), else within an adaptive budget (idle_budget_ns_, between
+// push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
+// yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
+// says why), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
 // work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
 // is a full one). The consumer publishes
@@ -100,7 +100,6 @@ class PinnedLane final : public Lane {
  private:
   void serve() noexcept override;
   void wake_parked() noexcept override;
-  void caller_waits() noexcept override { caller_waits_ = true; }
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
@@ -124,8 +123,6 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
-  // caller_waits_: a call of that work has a caller waiting for it (caller_waits()).
-  bool caller_waits_ = false;
 };
 
 }  // namespace tether
