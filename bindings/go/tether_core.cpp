@@ -2311,6 +2311,14 @@ inline void Inbox::run(Work& w, Lane& lane) noexcept {
 // 86 with the yield); beside a busy loop on that CPU 30-36 -> 25-28 ns;
 // a round trip right after 100 such calls, same CPU, p50 / p99: quiet 5.3 / 8.3-9.1 ->
 // 5.2 / 8.9-9.3 us, beside the busy loop 5.6-7.1 / 13.8-2,950 -> 5.3-6.9 / 11.0-14.4 us.
+// A waited call (waited_call.h: call_wait with no deadline, made in the ring) counts as
+// fire-and-forget here, though its caller waits: its consumer parks with a ring leased,
+// so behind a membarrier (pinned_lane.h, C3), and yielding first lets the caller it just
+// woke on this CPU take its answer before that. Measured 2026-12-06 (AMD EPYC VM, both
+// threads on one CPU, alternating): without the yield after a waited call, the round
+// trip 0.98-0.99 -> 1.06-1.10x the futex ping-pong and after 1 ms idle 0.97-1.02 ->
+// 1.27-1.34x (bench/compare), p50 5.3 -> 6.5 us (a C driver); beside a busy loop on that
+// CPU alike with and without (p50 5.0-7.2 us, p99.9 2.3-3.5 ms, as the call with a future's).
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
