@@ -1,7 +1,7 @@
 // actor_cache: the actors a thread called last, for the fire-and-forget fast path and for
 // calls with a future. It maps C handle ids to core actors without the handle table, so
 // it lives in the C boundary. Which path a call takes is the core's choice (Actor::call,
-// and Actor::try_call_fast for a cached sender): the cache only supplies this thread's
+// and Actor::post_now for a cached sender): the cache only supplies this thread's
 // Sender, or the actor a call with a future goes to (future_target).
 //
 // A hit takes no lock and touches no reference count: the entry holds the actor (a
@@ -40,14 +40,24 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
 
 // try_post: tether_actor_call(id, group, m, arg, arg_drop, out) through what this thread
-// has cached (want_future: out is not NULL): true once queued. False when the general path
-// must take the call (a miss, not a fast call, a released handle, a stop, ...); arg is
-// untouched then. Inline: every call starts here.
-[[nodiscard]] inline bool try_post(uint64_t id, const char* group, bool want_future, tether_method_fn m, void* arg,
-                                   tether_drop_fn arg_drop) noexcept {
+// has cached (want_future: out is not NULL), as far as Actor::post_now goes: kPosted once
+// queued; kRefused when the general path must take the call (a miss, not a fast call, a
+// released handle, ...; arg untouched); else finish_post must, next. Inline: every call
+// starts here.
+[[nodiscard]] inline Actor::FastPost try_post(uint64_t id, const char* group, bool want_future, tether_method_fn m,
+                                              void* arg, tether_drop_fn arg_drop) noexcept {
   const detail::Hot& h = detail::t_hot;
-  if (h.id != id || id == 0 || m == nullptr || h.sender == nullptr) return false;
-  return h.actor->try_call_fast(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
+  // No test of id == 0: an empty entry (id 0) has no sender.
+  if (h.id != id || m == nullptr || h.sender == nullptr) return Actor::FastPost::kRefused;
+  return h.actor->post_now(*h.sender, group, want_future, m, arg, arg_drop);  // checks the handle is live
+}
+
+// finish_post: Actor::finish_post of what try_post left, right after it (this thread's
+// most recent entry is the one it used): true once queued; false: the general path.
+[[nodiscard]] inline bool finish_post(Actor::FastPost how, tether_method_fn m, void* arg,
+                                      tether_drop_fn arg_drop) noexcept {
+  const detail::Hot& h = detail::t_hot;
+  return h.actor->finish_post(how, *h.sender, m, arg, arg_drop);
 }
 
 // waited_target: the actor, and this thread's sender for it, through which a call to id

@@ -174,14 +174,23 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
    protected:
     ~SenderSource() = default;
   };
-  // try_call_fast: call(group, m, arg, want_future, ...) through sender, when the call may
-  // take the fast path and nothing stands in the way: true once queued (arg_drop belongs
-  // to the call then). False: call() must take it (arg untouched). Inline: a cached
-  // sender's every call starts here.
-  [[nodiscard]] bool try_call_fast(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
-                                   tether_drop_fn arg_drop) noexcept {
-    return fast_path_applies(group, want_future) && post_fast(sender, m, arg, arg_drop);
-  }
+  // FastPost: how far post_now got.
+  enum class FastPost : uint8_t {
+    kPosted,   // queued: arg_drop belongs to the call
+    kRefused,  // not a fast call, or one call() must take: nothing done
+    kRare,     // a fast call for finish_post: the ring needs a block or marks
+    kStopped,  // counted, then a stop was seen: finish_post takes it back
+  };
+  // post_now / finish_post: call(group, m, arg, want_future, ...) through sender, when
+  // the call may take the fast path and nothing stands in the way, in two halves for a
+  // caller's hot path, which then keeps no registers for rare turns: post_now does what
+  // needs no call out of line, finish_post (out of line) the rest. kPosted, or
+  // finish_post true: queued (arg_drop belongs to the call). kRefused, or finish_post
+  // false: call() must take it (arg untouched).
+  [[nodiscard]] FastPost post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
+                                  tether_drop_fn arg_drop) noexcept;
+  [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
+                                 tether_drop_fn arg_drop) noexcept;
   // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
   // waiting for its end with no deadline, made as this thread's WaitedCall
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
@@ -222,19 +231,24 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void run_fast_not_alive(const FastCall& first, FastRun& more) noexcept;  // run_fast before or without a state
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
-  // post_fast: a fast call through sender when nothing stands in the way (see
-  // try_call_fast). False when the general path must decide (DEAD, stopping, no memory
+  // post_fast: a fast call through sender when nothing stands in the way (post_now
+  // and finish_post). False when the general path must decide (DEAD, stopping, no memory
   // for the ring); arg is untouched then. Inline (below the class): it is most of a
   // fire-and-forget call, and a call into it would spill the caller's arguments for
   // the general path.
   [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  // post_fast_rare: post_fast with its rare turns (a ring block to reserve, marks to
+  // write), for finish_post.
+  [[nodiscard]] bool post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   std::shared_ptr<Future> call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                        Deadline room);
   [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
   // The waited calls among the fast ones (WaitedCall::is_waited: actor_waited_call.cpp).
   class WaitedEnd;
-  void run_waited(Lane& lane, const FastCall& call) noexcept;  // the default thread runs it
+  // run_waited: the default thread runs the waited call (method, its WaitedCall). By
+  // value: run_fast's call stays in registers.
+  void run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept;
   void end_nested(WaitedCall& w, const Scope& nested) noexcept;  // as its terminal nested scope ended
   void end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;  // counts it, ends it (any thread)
   void end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept;  // never runs: FAILED with err, or CANCELLED
@@ -322,17 +336,23 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
 };
 
 inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  // Released, or DEAD: the general path explains.
-  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
-  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
-  sender.tally.add(1);  // accepted, before stopped_ is read ...
-  light_fence();        // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
-    unaccept_fast(sender);
-    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+  const FastPost how = post_now(sender, nullptr, false, m, arg, arg_drop);
+  return how == FastPost::kPosted || finish_post(how, sender, m, arg, arg_drop);
+}
+
+inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
+                                      void* arg, tether_drop_fn arg_drop) noexcept {
+  // post_fast's steps, in its order, with its rare turns (a block, marks) checked first.
+  if (!fast_path_applies(group, want_future) || !handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) {
+    return FastPost::kRefused;
   }
-  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
-  return true;
+  CallRing& ring = *sender.ring;
+  if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
+  sender.tally.add(1);  // as post_fast
+  light_fence();
+  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] return FastPost::kStopped;
+  default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this);
+  return FastPost::kPosted;
 }
 
 // Inline: a layer every call passes through, whose by-value arguments would otherwise be

@@ -42,6 +42,35 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   default_lane_->end_lease(*sender->ring);
 }
 
+bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  // Released, or DEAD: the general path explains.
+  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
+  if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
+  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  light_fence();        // ... for real: pairs with start_stop's heavy_fence
+  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+    unaccept_fast(sender);
+    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+  }
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
+  return true;
+}
+
+bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+  switch (how) {
+    case FastPost::kPosted:
+      return true;
+    case FastPost::kRare:
+      return post_fast_rare(sender, m, arg, arg_drop);
+    case FastPost::kStopped:
+      unaccept_fast(sender);
+      return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+    case FastPost::kRefused:
+      break;
+  }
+  return false;
+}
+
 void Actor::unaccept_fast(Sender& sender) noexcept {
   sender.tally.add(-1);  // it never counted
   finish_if_idle();
@@ -68,7 +97,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   FastCall call = first;
   while (WaitedCall::is_waited(call.drop)) {
     ledger_.fast_left();
-    run_waited(lane, call);
+    run_waited(lane, call.method, call.arg);
     if (!more.next(call)) return;
   }
   uint64_t succeeded = 0;
@@ -87,7 +116,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
       ledger_.fast_succeeded(succeeded);
       settle_fast(succeeded);
       succeeded = 0;
-      run_waited(lane, call);
+      run_waited(lane, call.method, call.arg);
       start_task();
       continue;
     }

@@ -62,8 +62,8 @@ void Actor::end_nested(WaitedCall& w, const Scope& nested) noexcept {
   end_waited(w, terminal, std::move(first));
 }
 
-void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
-  WaitedCall& w = *static_cast<WaitedCall*>(call.arg);
+void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept {
+  WaitedCall& w = *static_cast<WaitedCall*>(waited);
   Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   task.set_result_slot(&w.result_slot());
   ErrorPtr err;
@@ -71,7 +71,7 @@ void Actor::run_waited(Lane& lane, const FastCall& call) noexcept {
     UserArg arg = w.take_arg();
     {
       CurrentTask current(task);
-      (void)run_current_task(task, [&](tether_task* t) { return call.method(t, state_ptr_, arg.get()); }, err);
+      (void)run_current_task(task, [&](tether_task* t) { return method(t, state_ptr_, arg.get()); }, err);
     }
     // arg goes here: after the method, as a call with a future's (no task is current)
   }

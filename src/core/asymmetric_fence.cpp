@@ -24,16 +24,6 @@ bool g_membarrier = register_membarrier();
 
 void after_fork_in_child() noexcept { g_membarrier = g_membarrier && register_membarrier(); }
 
-void full_fence() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  // mfence rather than std::atomic_thread_fence: ThreadSanitizer does not model fences
-  // (GCC warns that it ignores them), and the race detection it does is unaffected.
-  asm volatile("mfence" ::: "memory");
-#else
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 }  // namespace fence_detail
 
 namespace {

@@ -26,7 +26,17 @@ namespace tether {
 
 namespace fence_detail {
 extern bool g_membarrier;  // platform::process_barrier enabled at load (and again after fork)
-void full_fence() noexcept;      // a real full fence (out of line: see asymmetric_fence.cpp)
+// full_fence: a real full fence. Inline: a call on light_fence's other branch would make
+// every hot path that fences keep its values in saved registers. mfence rather than
+// std::atomic_thread_fence: ThreadSanitizer does not model fences (GCC warns that it
+// ignores them), and the race detection it does is unaffected.
+inline void full_fence() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("mfence" ::: "memory");
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 // after_fork_in_child: registers the child's address space (fork_guard.cpp).
 void after_fork_in_child() noexcept;
 }  // namespace fence_detail
@@ -34,7 +44,7 @@ void after_fork_in_child() noexcept;
 // light_fence: the hot side. Orders this thread's earlier stores before its later loads
 // against a concurrent heavy_fence().
 inline void light_fence() noexcept {
-  if (fence_detail::g_membarrier) {
+  if (fence_detail::g_membarrier) [[likely]] {
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
   } else {
     fence_detail::full_fence();

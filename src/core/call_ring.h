@@ -102,31 +102,33 @@ class CallRing {
   // entry.
   template <class Read>
   void append_marks(Read read, size_t rings) noexcept {
-    // Element by element: no array is built and read back whole (a store-forwarding
-    // stall on every call). A source never waits on itself: its own mark stays 0.
     bool changed = false;
-    auto check = [&](size_t s) {
+    for_each_other_source(rings, [&](size_t s) {
       const uint32_t m = read(s);
       if (m != last_marks_[s]) {
         last_marks_[s] = m;
         changed = true;
       }
-    };
-    check(kMailboxSource);
-    for (size_t s = 0; s < rings; ++s) {
-      if (s != source_) check(s);
-    }
+      return true;
+    });
     if (changed) write_marks();
   }
-  void append_fast(const FastCall& call, FastTarget* target) noexcept {
-    RingEntry& e = next_slot();
-    e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
-    e.word1 = reinterpret_cast<uintptr_t>(call.arg);
-    e.word2 = reinterpret_cast<uintptr_t>(call.drop);
-    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
+  // marks_current: append_marks(read, rings) would write no marks entry now.
+  template <class Read>
+  [[nodiscard]] bool marks_current(Read read, size_t rings) const noexcept {
+    return for_each_other_source(rings, [&](size_t s) { return read(s) == last_marks_[s]; });
   }
+  // has_room: n more entries fit in the block being written (no block to link).
+  [[nodiscard]] bool has_room(size_t n) const noexcept { return write_pos_ + n <= kBlockEntries; }
+  void append_fast(const FastCall& call, FastTarget* target) noexcept { write_entry(next_slot(), call, target); }
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
+
+  // append_fast_with_room: append_fast once has_room(1) held.
+  void append_fast_with_room(const FastCall& call, FastTarget* target) noexcept {
+    ++count_;
+    write_entry(write_block_->entries[write_pos_++], call, target);
+  }
 
   // ---- consumer side (the lane's consumer; a canceller under the token) ----
   // peek: the next queued entry, or null when the consumer has read all published.
@@ -137,6 +139,30 @@ class CallRing {
   }
   // consumed: how many entries the consumer has stepped past.
   [[nodiscard]] uint64_t consumed() const noexcept { return consumed_; }
+  // Span: entries [begin, end) of one block, published and not yet stepped past.
+  struct Span {
+    RingEntry* begin = nullptr;
+    RingEntry* end = nullptr;
+  };
+  // readable: the entries right behind the consumer's position that are published, up
+  // to limit and to the end of its block (peek crosses blocks); empty when there are none.
+  // The published count is read afresh only when all seen were stepped past.
+  [[nodiscard]] Span readable(uint64_t limit) noexcept {
+    if (read_pos_ == kBlockEntries || !unread()) return {};
+    uint64_t n = seen_ - consumed_;
+    if (n > limit) n = limit;
+    if (n > kBlockEntries - read_pos_) n = kBlockEntries - read_pos_;
+    RingEntry* begin = &read_block_->entries[read_pos_];
+    return {begin, begin + n};
+  }
+  // step_to: the consumer steps past an entry of readable()'s span by its address alone:
+  // the Dekker store of step(), made as it goes; advance() catches the count up later.
+  void step_to(RingEntry* next) noexcept { position_.store(next, std::memory_order_release); }
+  // advance: the consumer stepped past n more entries of the span with step_to.
+  void advance(uint64_t n) noexcept {
+    read_pos_ += n;
+    consumed_ += n;
+  }
   // step: moves the consumer past the entry peek() returned and stores the new position
   // (the Dekker store that pairs with a canceller, see inbox.h). Returns the block left
   // behind, if any: the caller recycles it once no canceller can be walking it.
@@ -171,6 +197,24 @@ class CallRing {
     if (write_pos_ == kBlockEntries) enter_next_block();
     ++count_;
     return write_block_->entries[write_pos_++];
+  }
+  static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target) noexcept {
+    e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
+    e.word1 = reinterpret_cast<uintptr_t>(call.arg);
+    e.word2 = reinterpret_cast<uintptr_t>(call.drop);
+    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
+  }
+  // for_each_other_source: f(s) for the mailbox and the first `rings` rings but this one,
+  // while f returns true; whether it always did. Element by element: no array is built
+  // and read back whole (a store-forwarding stall on every call). A source never waits
+  // on itself: its own mark stays 0.
+  template <class F>
+  bool for_each_other_source(size_t rings, F&& f) const noexcept {
+    if (!f(kMailboxSource)) return false;
+    for (size_t s = 0; s < rings; ++s) {
+      if (s != source_ && !f(s)) return false;
+    }
+    return true;
   }
   void enter_next_block() noexcept;     // producer: links the reserved block
   void enter_read_block() noexcept;     // consumer: follows the link (published beyond)

@@ -251,13 +251,49 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     FastTarget* target = e->fast_target();
     FastRun more(*this, *r, target, kBatch - ran - 1);
     target->run_fast(lane, e->fast_call(word0), more);
-    ran += 1 + more.taken();
+    ran += 1 + more.finish();
   }
   if (ran == kBatch) {  // the others' turn
     current_ = next_source(s);
     batch_ = 0;
   }
   return ran != 0;
+}
+
+void FastRun::open_span() noexcept {
+  const CallRing::Span span = ring_->readable(room_);
+  at_ = base_ = span.begin;
+  end_ = span.end;
+  room_ -= static_cast<uint32_t>(end_ - at_);
+}
+
+void FastRun::catch_up() noexcept {
+  const auto n = static_cast<uint32_t>(at_ - base_);
+  if (n == 0) return;
+  ring_->advance(n);
+  inbox_->consumed_[ring_->source()] = ring_->consumed();
+  stepped_ += n;
+  base_ = at_;
+}
+
+bool FastRun::next_beyond_span(FastCall& call) noexcept {
+  if (ring_ == nullptr) return false;
+  catch_up();
+  // The next block, or entries published since the span opened: one entry the ring's
+  // own way (peek crosses into a block, step_ring recycles the one left), then a span.
+  while (room_ != 0) {
+    RingEntry* e = ring_->peek();
+    if (e == nullptr || e->word3 != target_word_) return false;
+    inbox_->step_ring(*ring_);
+    --room_;
+    ++stepped_;
+    const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
+    if (word0 == 0) continue;  // claimed by a canceller, who finishes it
+    call = e->fast_call(word0);
+    open_span();
+    return true;
+  }
+  return false;
 }
 
 void Inbox::build_up(CallRing& r) noexcept {

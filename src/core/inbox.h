@@ -164,18 +164,20 @@ class Inbox {
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    // Only the rings made so far can hold calls that happened before this one: rings are
-    // made in slot order and counted before anyone can see them (lease_ring), and what
-    // made a ring happened before anything published through it. Relaxed suffices: a
-    // call published before this one started carries that count with it.
-    const size_t rings = ring_count_.load(std::memory_order_relaxed);
-    ring.append_marks([this](size_t s) {
-      return static_cast<uint32_t>(published_[s].value.load(std::memory_order_acquire));
-    }, rings < kLaneRings ? rings : kLaneRings);
+    ring.append_marks(published_count(), rings_to_mark());
     ring.append_fast(call, &target);
-    ring.publish();
-    chaos_point();
-    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    publish_fast(ring);
+  }
+  // ready_to_push_fast / push_fast_ready: push_fast in two halves without its rare
+  // turns, for the caller's hot path: ready when the ring has room in its block and no
+  // marks to write (else push_fast must, nothing done). Marks read before the call counts
+  // are as good as after: a call that happened before this one had published by then.
+  [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
+    return ring.has_room(1) && ring.marks_current(published_count(), rings_to_mark());
+  }
+  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    ring.append_fast_with_room(call, &target);
+    publish_fast(ring);
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
@@ -237,6 +239,27 @@ class Inbox {
     }
   }
   void meet_canceller(CallRing& ring, CallRing::Block* left) noexcept;
+  // PublishedCount: a source's published count, as a ring's marks hold it.
+  struct PublishedCount {
+    const Counter* published;
+    uint32_t operator()(size_t s) const noexcept {
+      return static_cast<uint32_t>(published[s].value.load(std::memory_order_acquire));
+    }
+  };
+  [[nodiscard]] PublishedCount published_count() const noexcept { return PublishedCount{published_}; }
+  // rings_to_mark: only the rings made so far can hold calls that happened before this
+  // one: rings are made in slot order and counted before anyone can see them
+  // (lease_ring), and what made a ring happened before anything published through it.
+  // Relaxed suffices: a call published before this one started carries that count.
+  [[nodiscard]] size_t rings_to_mark() const noexcept {
+    const size_t rings = ring_count_.load(std::memory_order_relaxed);
+    return rings < kLaneRings ? rings : kLaneRings;
+  }
+  void publish_fast(CallRing& ring) noexcept {
+    ring.publish();
+    chaos_point();
+    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+  }
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
   bool work_elsewhere(size_t source) noexcept;  // another source has calls
   [[nodiscard]] SourceMarks read_marks() const noexcept;
@@ -262,36 +285,59 @@ class Inbox {
 // ends at the first entry that is not such a call (marks, another target's, none
 // published yet) and at the limit; calls a canceller claimed are stepped over. Used by
 // the lane's consumer only, within one run_fast.
+//
+// The hot loop reads a span of the ring's current block (CallRing::readable) by pointer:
+// per call it stores the consumer's position (the Dekker store that pairs with a
+// canceller, as step_ring) and reads cancelling_, but leaves the ring's and the inbox's
+// counts behind until the span is used up or the run ends (finish). Meanwhile nothing
+// else reads them: they are the consumer's, and it is inside this run.
 class FastRun {
  public:
   FastRun() noexcept = default;  // none: a call taken alone (Inbox::run)
+  // Right after drain_ring stepped past the run's first call.
   FastRun(Inbox& inbox, CallRing& ring, const FastTarget* target, uint32_t limit) noexcept
-      : inbox_(&inbox), ring_(&ring), target_(target), room_(limit) {}
+      : inbox_(&inbox), ring_(&ring), target_word_(reinterpret_cast<uintptr_t>(target) | RingEntry::kFast), room_(limit) {
+    open_span();
+  }
+  FastRun(const FastRun&) = delete;
+  FastRun& operator=(const FastRun&) = delete;
 
   // next: the run's next call (the consumer has stepped past its entry), or false.
   [[nodiscard]] bool next(FastCall& call) noexcept {
-    while (room_ != 0) {
-      RingEntry* e = ring_->peek();
-      if (e == nullptr || e->kind() != RingEntry::kFast || e->fast_target() != target_) return false;
-      inbox_->step_ring(*ring_);
+    while (at_ != end_) {
+      RingEntry* e = at_;
+      if (e->word3 != target_word_) return false;  // marks (their kind bit), or another target's
+      at_ = e + 1;
+      ring_->step_to(at_);
+      light_fence();  // as step_ring's
+      if (inbox_->cancelling_.load(std::memory_order_acquire)) [[unlikely]] inbox_->meet_canceller(*ring_, nullptr);
       const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
       if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-      --room_;
-      ++taken_;
       call = e->fast_call(word0);
       return true;
     }
-    return false;
+    return next_beyond_span(call);
   }
-  // taken: how many calls next() gave.
-  [[nodiscard]] uint32_t taken() const noexcept { return taken_; }
+  // finish: catches the ring's counts up with the run; returns how many entries the run
+  // stepped past after its first call. Once, after run_fast.
+  uint32_t finish() noexcept {
+    if (ring_ != nullptr) catch_up();
+    return stepped_;
+  }
 
  private:
+  void open_span() noexcept;    // the span behind the consumer's position, within room_
+  void catch_up() noexcept;     // the ring's and the inbox's counts reach at_
+  bool next_beyond_span(FastCall& call) noexcept;  // the span is used up: the ring's own way
+
   Inbox* inbox_ = nullptr;
   CallRing* ring_ = nullptr;
-  const FastTarget* target_ = nullptr;
-  uint32_t room_ = 0;
-  uint32_t taken_ = 0;
+  uintptr_t target_word_ = 0;  // word3 of the target's fast calls
+  RingEntry* at_ = nullptr;    // the span: the next entry, its end, and where it started
+  RingEntry* end_ = nullptr;
+  RingEntry* base_ = nullptr;
+  uint32_t room_ = 0;          // calls the run may take beyond the span
+  uint32_t stepped_ = 0;       // entries stepped past (caught up)
 };
 
 inline void Inbox::run(Work& w, Lane& lane) noexcept {

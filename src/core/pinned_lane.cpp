@@ -49,6 +49,11 @@ void PinnedLane::serve() noexcept {
   }
 }
 
+void PinnedLane::wake_after_push_fast() noexcept {
+  presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
+  wake_parked();
+}
+
 void PinnedLane::wake_parked() noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
   // the consumer; the others need not, it is waking (each would pay a system call).

@@ -84,10 +84,14 @@ class PinnedLane final : public Lane {
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     inbox_.push_fast(ring, call, target);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {  // P2
-      presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
-      wake_parked();
-    }
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
+  }
+  // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
+  // keeps no registers for rare turns (Inbox's; false: push_fast must).
+  [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
+  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+    inbox_.push_fast_ready(ring, call, target);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
@@ -100,6 +104,8 @@ class PinnedLane final : public Lane {
  private:
   void serve() noexcept override;
   void wake_parked() noexcept override;
+  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
+  [[gnu::noinline]] void wake_after_push_fast() noexcept;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
