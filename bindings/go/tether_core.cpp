@@ -1798,6 +1798,7 @@ class CallRing {
   template <class F>
   bool for_each_other_source(size_t rings, F&& f) const noexcept {
     if (!f(kMailboxSource)) return false;
+    if (rings <= 1) return true;  // the one ring made is this one: the common case, cut short
     for (size_t s = 0; s < rings; ++s) {
       if (s != source_ && !f(s)) return false;
     }
@@ -2271,7 +2272,10 @@ class FastRun {
       call = e->fast_call(word0);
       return true;
     }
-    return next_beyond_span(call);
+    const Taken taken = next_beyond_span();
+    if (taken.entry == nullptr) return false;
+    call = taken.entry->fast_call(taken.word0);
+    return true;
   }
   // finish: catches the ring's counts up with the run; returns how many entries the run
   // stepped past after its first call. Once, after run_fast.
@@ -2283,7 +2287,14 @@ class FastRun {
  private:
   void open_span() noexcept;    // the span behind the consumer's position, within room_
   void catch_up() noexcept;     // the ring's and the inbox's counts reach at_
-  bool next_beyond_span(FastCall& call) noexcept;  // the span is used up: the ring's own way
+  // Taken: an entry stepped past and its word0 as read after the step (entry null: none).
+  // Two words, returned in registers: next()'s call, passed by reference, would have to
+  // live in memory in run_fast.
+  struct Taken {
+    const RingEntry* entry;
+    uintptr_t word0;
+  };
+  [[nodiscard]] Taken next_beyond_span() noexcept;  // the span is used up: the ring's own way
 
   Inbox* inbox_ = nullptr;
   CallRing* ring_ = nullptr;
@@ -2694,12 +2705,16 @@ class PinnedLane final : public Lane {
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
-  // keeps no registers for rare turns (Inbox's; false: push_fast must).
+  // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
+  // answer: true when the consumer announced it may sleep, and the caller must then
+  // call wake_after_push_fast (out of line).
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
-  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     inbox_.push_fast_ready(ring, call, target);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
+    return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
+  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
+  [[gnu::noinline]] void wake_after_push_fast() noexcept;
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -2711,8 +2726,6 @@ class PinnedLane final : public Lane {
  private:
   void serve() noexcept override;
   void wake_parked() noexcept override;
-  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
-  [[gnu::noinline]] void wake_after_push_fast() noexcept;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
@@ -3869,10 +3882,11 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   };
   // FastPost: how far post_now got.
   enum class FastPost : uint8_t {
-    kPosted,   // queued: arg_drop belongs to the call
-    kRefused,  // not a fast call, or one call() must take: nothing done
-    kRare,     // a fast call for finish_post: the ring needs a block or marks
-    kStopped,  // counted, then a stop was seen: finish_post takes it back
+    kPosted,          // queued: arg_drop belongs to the call
+    kPostedToParked,  // queued, and the consumer may be parked: finish_post wakes it
+    kRefused,         // not a fast call, or one call() must take: nothing done
+    kRare,            // a fast call for finish_post: the ring needs a block or marks
+    kStopped,         // counted, then a stop was seen: finish_post takes it back
   };
   // post_now / finish_post: call(group, m, arg, want_future, ...) through sender, when
   // the call may take the fast path and nothing stands in the way, in two halves for a
@@ -4044,7 +4058,9 @@ inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool w
   sender.tally.add(1);  // as post_fast
   light_fence();
   if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] return FastPost::kStopped;
-  default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this);
+  if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+    return FastPost::kPostedToParked;
+  }
   return FastPost::kPosted;
 }
 
@@ -5086,6 +5102,9 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
 bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   switch (how) {
     case FastPost::kPosted:
+      return true;
+    case FastPost::kPostedToParked:
+      default_lane_->wake_after_push_fast();
       return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);
@@ -8195,24 +8214,23 @@ void FastRun::catch_up() noexcept {
   base_ = at_;
 }
 
-bool FastRun::next_beyond_span(FastCall& call) noexcept {
-  if (ring_ == nullptr) return false;
+FastRun::Taken FastRun::next_beyond_span() noexcept {
+  if (ring_ == nullptr) return {};
   catch_up();
   // The next block, or entries published since the span opened: one entry the ring's
   // own way (peek crosses into a block, step_ring recycles the one left), then a span.
   while (room_ != 0) {
     RingEntry* e = ring_->peek();
-    if (e == nullptr || e->word3 != target_word_) return false;
+    if (e == nullptr || e->word3 != target_word_) return {};
     inbox_->step_ring(*ring_);
     --room_;
     ++stepped_;
     const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-    call = e->fast_call(word0);
     open_span();
-    return true;
+    return {e, word0};
   }
-  return false;
+  return {};
 }
 
 void Inbox::build_up(CallRing& r) noexcept {
@@ -10202,6 +10220,15 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   return TETHER_OK;
 }
 
+// fail_with: a call that did not succeed, as tether_actor_call_wait reports it: its
+// error's code returned, its message the thread's last error, the error itself in *error
+// when asked for.
+[[noreturn]] void fail_with(const ErrorPtr& err, tether_error* error) {
+  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
+  if (error != nullptr) *error = error_handle(err);
+  fail(err->code, err->message);
+}
+
 // answer: a terminal call's outcome as tether_actor_call_wait gives it: TETHER_OK with the
 // result taken into *result (left to be dropped with the call when result is NULL), or
 // the call's error: its code returned, its message the thread's last error, the error
@@ -10214,10 +10241,7 @@ tether_status answer(Future& call, void** result, tether_error* error) {
     return TETHER_OK;
   }
   if (why == Future::NoResult::kTaken) Future::explain_no_result(why);  // never: nobody else can take it
-  const ErrorPtr err = call.first_error();  // a call that did not succeed always has one
-  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
-  if (error != nullptr) *error = error_handle(err);
-  fail(err->code, err->message);
+  fail_with(call.first_error(), error);  // a call that did not succeed always has one
 }
 
 // call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
@@ -10250,9 +10274,7 @@ std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, Use
     return TETHER_OK;
   }
   value.reset();  // a call that did not succeed has no result to take
-  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
-  if (error != nullptr) *error = error_handle(err);
-  fail(err->code, err->message);
+  fail_with(err, error);
 }
 
 // call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
@@ -10297,8 +10319,8 @@ tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn 
   return call_slow(a, group, m, arg, arg_drop, out, 0);
 }
 
-// post_rare: what post's fast path left to finish out of line (a ring block, marks, a
-// stop seen), else the general path. A fast call has no group and no future.
+// post_rare: what post's fast path left to finish out of line (a wake-up, a ring block,
+// marks, a stop seen), else the general path. A fast call has no group and no future.
 [[gnu::noinline]] tether_status post_rare(Actor::FastPost how, tether_actor a, tether_method_fn m, void* arg,
                                           tether_drop_fn arg_drop, int64_t timeout_ns) {
   if (actor_cache::finish_post(how, m, arg, arg_drop)) return TETHER_OK;

@@ -74,6 +74,15 @@ tether_status call(tether_actor a, const char* group, tether_method_fn m, UserAr
   return TETHER_OK;
 }
 
+// fail_with: a call that did not succeed, as tether_actor_call_wait reports it: its
+// error's code returned, its message the thread's last error, the error itself in *error
+// when asked for.
+[[noreturn]] void fail_with(const ErrorPtr& err, tether_error* error) {
+  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
+  if (error != nullptr) *error = error_handle(err);
+  fail(err->code, err->message);
+}
+
 // answer: a terminal call's outcome as tether_actor_call_wait gives it: TETHER_OK with the
 // result taken into *result (left to be dropped with the call when result is NULL), or
 // the call's error: its code returned, its message the thread's last error, the error
@@ -86,10 +95,7 @@ tether_status answer(Future& call, void** result, tether_error* error) {
     return TETHER_OK;
   }
   if (why == Future::NoResult::kTaken) Future::explain_no_result(why);  // never: nobody else can take it
-  const ErrorPtr err = call.first_error();  // a call that did not succeed always has one
-  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
-  if (error != nullptr) *error = error_handle(err);
-  fail(err->code, err->message);
+  fail_with(call.first_error(), error);  // a call that did not succeed always has one
 }
 
 // call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
@@ -122,9 +128,7 @@ std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, Use
     return TETHER_OK;
   }
   value.reset();  // a call that did not succeed has no result to take
-  if (!err) fail(TETHER_E_INTERNAL, "internal error: a call ended without success and without an error");
-  if (error != nullptr) *error = error_handle(err);
-  fail(err->code, err->message);
+  fail_with(err, error);
 }
 
 // call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
@@ -169,8 +173,8 @@ tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn 
   return call_slow(a, group, m, arg, arg_drop, out, 0);
 }
 
-// post_rare: what post's fast path left to finish out of line (a ring block, marks, a
-// stop seen), else the general path. A fast call has no group and no future.
+// post_rare: what post's fast path left to finish out of line (a wake-up, a ring block,
+// marks, a stop seen), else the general path. A fast call has no group and no future.
 [[gnu::noinline]] tether_status post_rare(Actor::FastPost how, tether_actor a, tether_method_fn m, void* arg,
                                           tether_drop_fn arg_drop, int64_t timeout_ns) {
   if (actor_cache::finish_post(how, m, arg, arg_drop)) return TETHER_OK;

@@ -176,10 +176,11 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   };
   // FastPost: how far post_now got.
   enum class FastPost : uint8_t {
-    kPosted,   // queued: arg_drop belongs to the call
-    kRefused,  // not a fast call, or one call() must take: nothing done
-    kRare,     // a fast call for finish_post: the ring needs a block or marks
-    kStopped,  // counted, then a stop was seen: finish_post takes it back
+    kPosted,          // queued: arg_drop belongs to the call
+    kPostedToParked,  // queued, and the consumer may be parked: finish_post wakes it
+    kRefused,         // not a fast call, or one call() must take: nothing done
+    kRare,            // a fast call for finish_post: the ring needs a block or marks
+    kStopped,         // counted, then a stop was seen: finish_post takes it back
   };
   // post_now / finish_post: call(group, m, arg, want_future, ...) through sender, when
   // the call may take the fast path and nothing stands in the way, in two halves for a
@@ -351,7 +352,9 @@ inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool w
   sender.tally.add(1);  // as post_fast
   light_fence();
   if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] return FastPost::kStopped;
-  default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this);
+  if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+    return FastPost::kPostedToParked;
+  }
   return FastPost::kPosted;
 }
 

@@ -60,6 +60,9 @@ bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* 
   switch (how) {
     case FastPost::kPosted:
       return true;
+    case FastPost::kPostedToParked:
+      default_lane_->wake_after_push_fast();
+      return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);
     case FastPost::kStopped:

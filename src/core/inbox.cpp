@@ -276,24 +276,23 @@ void FastRun::catch_up() noexcept {
   base_ = at_;
 }
 
-bool FastRun::next_beyond_span(FastCall& call) noexcept {
-  if (ring_ == nullptr) return false;
+FastRun::Taken FastRun::next_beyond_span() noexcept {
+  if (ring_ == nullptr) return {};
   catch_up();
   // The next block, or entries published since the span opened: one entry the ring's
   // own way (peek crosses into a block, step_ring recycles the one left), then a span.
   while (room_ != 0) {
     RingEntry* e = ring_->peek();
-    if (e == nullptr || e->word3 != target_word_) return false;
+    if (e == nullptr || e->word3 != target_word_) return {};
     inbox_->step_ring(*ring_);
     --room_;
     ++stepped_;
     const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
-    call = e->fast_call(word0);
     open_span();
-    return true;
+    return {e, word0};
   }
-  return false;
+  return {};
 }
 
 void Inbox::build_up(CallRing& r) noexcept {

@@ -316,7 +316,10 @@ class FastRun {
       call = e->fast_call(word0);
       return true;
     }
-    return next_beyond_span(call);
+    const Taken taken = next_beyond_span();
+    if (taken.entry == nullptr) return false;
+    call = taken.entry->fast_call(taken.word0);
+    return true;
   }
   // finish: catches the ring's counts up with the run; returns how many entries the run
   // stepped past after its first call. Once, after run_fast.
@@ -328,7 +331,14 @@ class FastRun {
  private:
   void open_span() noexcept;    // the span behind the consumer's position, within room_
   void catch_up() noexcept;     // the ring's and the inbox's counts reach at_
-  bool next_beyond_span(FastCall& call) noexcept;  // the span is used up: the ring's own way
+  // Taken: an entry stepped past and its word0 as read after the step (entry null: none).
+  // Two words, returned in registers: next()'s call, passed by reference, would have to
+  // live in memory in run_fast.
+  struct Taken {
+    const RingEntry* entry;
+    uintptr_t word0;
+  };
+  [[nodiscard]] Taken next_beyond_span() noexcept;  // the span is used up: the ring's own way
 
   Inbox* inbox_ = nullptr;
   CallRing* ring_ = nullptr;

@@ -87,12 +87,16 @@ class PinnedLane final : public Lane {
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
-  // keeps no registers for rare turns (Inbox's; false: push_fast must).
+  // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
+  // answer: true when the consumer announced it may sleep, and the caller must then
+  // call wake_after_push_fast (out of line).
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
-  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     inbox_.push_fast_ready(ring, call, target);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
+    return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
+  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
+  [[gnu::noinline]] void wake_after_push_fast() noexcept;
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -104,8 +108,6 @@ class PinnedLane final : public Lane {
  private:
   void serve() noexcept override;
   void wake_parked() noexcept override;
-  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
-  [[gnu::noinline]] void wake_after_push_fast() noexcept;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
