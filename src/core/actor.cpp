@@ -82,7 +82,7 @@ class Actor::MethodCall : public Call {
     const Life life = actor_.life_.load(std::memory_order_acquire);
     if (life == Life::Dead) {
       fail_dead();
-    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+    } else if (life != Life::Alive || actor_.cancelling()) {  // a stop CANCEL: the constructor, or this call
       never_runs();
     } else {
       Task task(nullptr, lane.name(), /*is_target=*/true, &actor_.origin());
@@ -143,7 +143,7 @@ class Actor::FutureCall final : public CallFuture {
       // was no memory for the error.
       if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
       cancel_queued();  // no-op once failed
-    } else if (life != Life::Alive) {  // a stop CANCEL cancelled the constructor
+    } else if (life != Life::Alive || a.cancelling()) {  // a stop CANCEL: the constructor, or this call
       cancel_queued();
     } else {
       run_method(a, lane);

@@ -42,7 +42,9 @@
 // Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
 // and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
 // past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
-// see stop_requested), handle_live_ (cleared before handle_ended_ is set).
+// see stop_requested, and a call that starts after it is cancelled instead: one accepted
+// before the stop may reach its queue only after the stop's sweep), handle_live_ (cleared
+// before handle_ended_ is set).
 //
 // Thread safety: every public member may be called from any thread. mutex_ guards the
 // marked fields; life_, stopped_, cancel_ and handle_live_ are atomics.
@@ -229,7 +231,11 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void settle() noexcept;                        // may queue the destructor
   void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
   void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
-  void run_fast_not_alive(const FastCall& first, FastRun& more) noexcept;  // run_fast before or without a state
+  // run_fast_not_alive: run_fast before or without a state, or after a stop CANCEL: none
+  // of the calls runs. first by value: run_fast's call stays in registers.
+  void run_fast_not_alive(FastCall first, FastRun& more) noexcept;
+  // cancelling: a stop CANCEL has swept the queues: a call not started yet never starts.
+  [[nodiscard]] bool cancelling() const noexcept { return cancel_.load(std::memory_order_acquire); }
   void cancel_fast(const FastCall& call) noexcept override;
   [[nodiscard]] const void* fast_owner() const noexcept override { return this; }
   // post_fast: a fast call through sender when nothing stands in the way (post_now
@@ -343,7 +349,8 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 
 inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
                                       void* arg, tether_drop_fn arg_drop) noexcept {
-  // post_fast's steps, in its order, with its rare turns (a block, marks) checked first.
+  // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
+  // first, so that nothing here calls out of line.
   if (!fast_path_applies(group, want_future) || !handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) {
     return FastPost::kRefused;
   }

@@ -82,7 +82,7 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
-  if (life_.load(std::memory_order_acquire) != Life::Alive) [[unlikely]] {
+  if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
     run_fast_not_alive(first, more);
     return;
   }
@@ -97,11 +97,16 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   // after what ran before it is counted and settled: its caller, once it sees the end,
   // sees them in the stats, as it would have behind a call with a future. Those at the
   // run's head (a caller waiting on each call: the usual case) need no shared task.
+  // A stop CANCEL during the run: the calls not started yet never start (actor.h).
   FastCall call = first;
   while (WaitedCall::is_waited(call.drop)) {
     ledger_.fast_left();
     run_waited(lane, call.method, call.arg);
     if (!more.next(call)) return;
+    if (cancelling()) [[unlikely]] {
+      run_fast_not_alive(call, more);
+      return;
+    }
   }
   uint64_t succeeded = 0;
   std::optional<Task> task;
@@ -113,6 +118,13 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   start_task();
   ErrorPtr err;
   do {
+    if (cancelling()) [[unlikely]] {
+      current.reset();
+      ledger_.fast_succeeded(succeeded);
+      settle_fast(succeeded);
+      run_fast_not_alive(call, more);
+      return;
+    }
     ledger_.fast_left();
     if (WaitedCall::is_waited(call.drop)) [[unlikely]] {
       current.reset();
@@ -143,7 +155,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   settle_fast(succeeded);
 }
 
-void Actor::run_fast_not_alive(const FastCall& first, FastRun& more) noexcept {
+void Actor::run_fast_not_alive(FastCall first, FastRun& more) noexcept {
   FastCall call = first;
   do {
     ledger_.fast_left();
@@ -152,7 +164,7 @@ void Actor::run_fast_not_alive(const FastCall& first, FastRun& more) noexcept {
       end_waited_unrun(waited, life_.load(std::memory_order_acquire) == Life::Dead ? dead_error_or_null() : nullptr);
     } else if (life_.load(std::memory_order_acquire) == Life::Dead) {
       fail_dead_fast(call);
-    } else {  // a stop CANCEL cancelled the constructor: this call never runs either
+    } else {  // a stop CANCEL cancelled the constructor, or came before this call started
       if (call.drop != nullptr) call.drop(call.arg);
       ledger_.cancelled();
     }

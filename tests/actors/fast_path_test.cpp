@@ -266,3 +266,52 @@ TEST(FastPath, ARunOfCallsKeepsEachCallsOutcomeAndTask) {
   EXPECT_EQ(TETHER_OK, tether_error_release(kept));
   EXPECT_EQ(TETHER_OK, a.release());
 }
+
+// A stop CANCEL while the first call of a run blocks: the calls queued behind it in the
+// ring (read by the consumer as one span, core/inbox.h's FastRun) are cancelled before
+// stop returns, none runs, each arg is dropped once; the blocked call ends as it will.
+// Then the same with the calls behind it published after its run began (beyond the span).
+TEST(FastPath, StopCancelReachesTheCallsBehindABlockedCallOfARun) {
+  for (const bool behind_span : {false, true}) {
+    SCOPED_TRACE(behind_span ? "published while the first call runs" : "published before the run");
+    ActorState st;
+    Gate go, entered;
+    Counter runs, drops, first_drops;
+    const tether_actor_options o = actor_options("ff-cancel-run");
+    Actor a;
+    a.open_on_exit({&go});
+    ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+    Future blocker;
+    if (!behind_span) {
+      ASSERT_NO_FATAL_FAILURE(block(a.get(), go, blocker));
+    }
+    // Polls for the stop, bounded: a method blocked in user code.
+    ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&entered](tether_task *t, void *) -> tether_status {
+                entered.set();
+                const auto deadline = Clock::now() + kLong;
+                while (!tether_task_stop_requested(t) && Clock::now() < deadline) std::this_thread::yield();
+                return TETHER_OK;
+              }, &first_drops, nullptr));
+    if (behind_span) {
+      ASSERT_TRUE(entered.wait_for(kLong));
+    }
+    constexpr int kBehind = 300;  // more than a run (128 calls) takes at once
+    for (int i = 0; i < kBehind; ++i) {
+      ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&runs](tether_task *, void *) {
+                  runs.add();
+                  return static_cast<tether_status>(TETHER_OK);
+                }, &drops, nullptr));
+    }
+    go.set();
+    ASSERT_TRUE(entered.wait_for(kLong));
+    const tether_status rc = tether_actor_stop(a.get(), TETHER_STOP_CANCEL, ns_from_ms(10));
+    EXPECT_TRUE(rc == TETHER_OK || rc == TETHER_E_TIMEOUT) << tether_status_name(rc);
+    EXPECT_EQ(kBehind, drops.get()) << "each call behind the blocked one dropped before stop returned";
+    EXPECT_EQ(0, runs.get());
+    EXPECT_EQ(TETHER_OK, tether_actor_stop(a.get(), TETHER_STOP_CANCEL, kLongNs));
+    EXPECT_EQ(0, runs.get());
+    EXPECT_EQ(1, first_drops.get());
+    EXPECT_EQ(static_cast<uint64_t>(kBehind), actor_stats(a.get()).cancelled);
+    EXPECT_EQ(TETHER_OK, a.release());
+  }
+}
