@@ -19,27 +19,26 @@
 // CallLedger::owner_accepted and the like, named accepted() and so on here.)
 // The destructor is queued on the default thread, once, by whoever first sees a fenced
 // stop with the settled count equal to the accepted count. A call counts itself accepted
-// BEFORE it checks stopped_, and a stop sets stopped_ BEFORE it compares the counts, so a
-// call either sees the stop and is refused (un-counting or settling itself) or is counted
-// before the comparison: none slips in after the destructor is queued. General calls
-// order this with seq_cst operations; fast calls (and the fast settle, which checks
-// stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before end_ reaches kFenced; no comparison is made before that. That fence
-// (a membarrier system call, which interrupts every running thread of the process) is
-// made only when a fast sender was ever opened: open_sender stores fast_opened_ and then
-// loads stopped_, the stop stores stopped_ and then loads fast_opened_ (a seq_cst Dekker
-// pair), so either the stop sees the sender and fences, or the opening sees the stop and
-// gives no sender (its calls take the general path, which refuses them). An actor called
-// only with futures (100,000 of them, released together) then makes no system call for
-// it. The
-// settled counts are read before the accepted ones, and a call is always accepted before
+// BEFORE it checks the stop (closed_'s kStopped), and a stop sets that bit BEFORE it
+// compares the counts, so a call either sees the stop and is refused (un-counting or
+// settling itself) or is counted before the comparison: none slips in after the
+// destructor is queued. General calls order this with seq_cst operations; fast calls
+// (and the fast settle, which checks the stop after counting) with a light_fence() that
+// pairs with the heavy_fence() the stop makes before end_ reaches kFenced; no comparison
+// is made before that. That fence (a membarrier system call, which interrupts every
+// running thread of the process) is made only when a fast sender was ever opened:
+// open_sender stores fast_opened_ and then loads closed_, the stop sets kStopped and then
+// loads fast_opened_ (a seq_cst Dekker pair), so either the stop sees the sender and
+// fences, or the opening sees the stop and gives no sender (its calls take the general
+// path, which refuses them). An actor called only with futures (100,000 of them, released
+// together) then makes no system call for it. The settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
 // The actor's life is two states. life_ (atomic), set once by the constructor call:
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
 //   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
 // end_ (guarded by mutex_), each step taken once and in this order:
-//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, the
+//   kRunning    -> kStopping    the first stop or release (start_stop): kStopped set, the
 //                               destructor call given the actor's reference (the actor
 //                               lives until that call is done with)
 //   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
@@ -48,14 +47,14 @@
 //                               stop() and release() waiters woken; the call lets the
 //                               actor go once its lane is done with it (DtorCall)
 // Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
-// and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
-// past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
-// see stop_requested, and a call that starts after it is cancelled instead: one accepted
-// before the stop may reach its queue only after the stop's sweep), handle_live_ (cleared
-// before handle_ended_ is set).
+// and handle_ended_ (release). Lock-free mirrors for the hot paths: closed_ (kStopped:
+// end_ is past kRunning; kReleased: set before handle_ended_ is; kDead: life_ is Dead),
+// cancel_ (a CANCEL stop has cancelled what was queued: running methods see
+// stop_requested, and a call that starts after it is cancelled instead: one accepted
+// before the stop may reach its queue only after the stop's sweep).
 //
 // Thread safety: every public member may be called from any thread. mutex_ guards the
-// marked fields; life_, stopped_, cancel_ and handle_live_ are atomics.
+// marked fields; life_, closed_ and cancel_ are atomics.
 // state_ptr_ is written by the constructor before life_ becomes ALIVE (release) and
 // before the group lanes open, and read only by execution threads after that.
 
@@ -3644,16 +3643,21 @@ inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end 
 // thread_ended_error: the error of a runner thread whose callback ended the thread.
 [[nodiscard]] ErrorPtr thread_ended_error(const std::string& thread_name) noexcept;
 
-// run_current_task: runs invoke(task.as_c()) as the callback of task, which the caller
-// has made current (CurrentTask), and sets err to the task's error; true when there is
-// none. A C++ exception out of the callback becomes TETHER_E_EXCEPTION /
-// TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced unwind of a callback
-// that ends a runner's thread (let_next_task_end_thread above). Calls that share one
-// Task (a run of fire-and-forget calls: Actor::run_fast) make it current once.
-template <class Invoke>
-[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task(Task& task, Invoke&& invoke, ErrorPtr& err) {
+// take_thread_may_end: let_next_task_end_thread's permission, consumed: callbacks nested
+// in the one it is for may not end the thread.
+[[nodiscard]] inline bool take_thread_may_end() noexcept {
   const bool may_end_thread = task_detail::t_thread_may_end;
-  task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
+  task_detail::t_thread_may_end = false;
+  return may_end_thread;
+}
+
+// run_current_task_allowing: run_current_task (below) with the permission taken
+// beforehand, for calls that share one Task and take it once for all (Actor::run_fast:
+// only a runner's own callback is ever given it, so theirs is false; taking it once saves
+// a thread-local's load and store a call).
+template <class Invoke>
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task_allowing(Task& task, bool may_end_thread,
+                                                                          Invoke&& invoke, ErrorPtr& err) {
   int32_t rc;
   try {
     rc = invoke(task.as_c());
@@ -3673,6 +3677,17 @@ template <class Invoke>
     err = task.failure() ? task.failure() : exception_error(task);
   }
   return err == nullptr;
+}
+
+// run_current_task: runs invoke(task.as_c()) as the callback of task, which the caller
+// has made current (CurrentTask), and sets err to the task's error; true when there is
+// none. A C++ exception out of the callback becomes TETHER_E_EXCEPTION /
+// TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced unwind of a callback
+// that ends a runner's thread (let_next_task_end_thread above). Calls that share one
+// Task (a run of fire-and-forget calls: Actor::run_fast) make it current once.
+template <class Invoke>
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task(Task& task, Invoke&& invoke, ErrorPtr& err) {
+  return run_current_task_allowing(task, take_thread_may_end(), std::forward<Invoke>(invoke), err);
 }
 
 // run_task: run_current_task with task made current for the callback alone; returns the
@@ -3888,7 +3903,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     kPostedToParked,  // queued, and the consumer may be parked: finish_post wakes it
     kRefused,         // not a fast call, or one call() must take: nothing done
     kRare,            // a fast call for finish_post: the ring needs a block or marks
-    kStopped,         // counted, then a stop was seen: finish_post takes it back
+    kClosed,          // counted, then found closed (stopped, released, DEAD): finish_post takes it back
   };
   // post_now / finish_post: call(group, m, arg, want_future, ...) through sender, when
   // the call may take the fast path and nothing stands in the way, in two halves for a
@@ -3915,7 +3930,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
   // handle_live: the handle has not been released.
-  [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool handle_live() const noexcept {
+    return (closed_.load(std::memory_order_acquire) & kReleased) == 0;
+  }
   // ledger_starts_a_line: the layout's assumption holds for this actor (for tests).
   [[nodiscard]] bool ledger_starts_a_line() const noexcept;
 
@@ -4019,9 +4036,19 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   void* state_ptr_ = nullptr;           // written by the constructor call before life_ = Alive
   std::atomic<Life> life_{Life::Constructing};
-  std::atomic<bool> stopped_{false};
+  // closed_: the reasons calls are refused, as bits (Closed) set once each and never
+  // cleared: one word, so that the fire-and-forget caller tests them all with one load
+  // after its fence (post_now). Set with seq_cst read-modify-writes: the stop's is
+  // the Dekker store the class comment speaks of.
+  enum Closed : uint8_t {
+    kStopped = 1,   // end_ is past kRunning (start_stop)
+    kReleased = 2,  // the handle was released (release), before handle_ended_ is set
+    kDead = 4,      // the constructor failed, after life_ became Dead
+  };
+  std::atomic<uint8_t> closed_{0};
+  [[nodiscard]] bool stopped(std::memory_order order) const noexcept { return (closed_.load(order) & kStopped) != 0; }
+  void close(Closed why) noexcept { closed_.fetch_or(why, std::memory_order_seq_cst); }
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
-  std::atomic<bool> handle_live_{true};
   std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   CallLedger ledger_;
   const std::string name_;
@@ -4057,14 +4084,12 @@ inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool w
                                       void* arg, tether_drop_fn arg_drop) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
-  if (!fast_path_applies(group, want_future) || !handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) {
-    return FastPost::kRefused;
-  }
+  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   CallRing& ring = *sender.ring;
   if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
-  sender.tally.add(1);  // as post_fast
+  sender.tally.add(1);  // as post_fast_rare
   light_fence();
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] return FastPost::kStopped;
+  if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
   if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
@@ -4599,6 +4624,7 @@ class Actor::CtorCall : public Call {
     if (err) {
       actor_.ctor_error_ = std::move(err);
       actor_.life_.store(Life::Dead, std::memory_order_release);
+      actor_.close(kDead);
     } else {
       actor_.state_ptr_ = state;
       actor_.life_.store(Life::Alive, std::memory_order_release);
@@ -4844,7 +4870,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
 std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                            Deadline room) {
   Lane* lane = &this->lane(group);
-  accept();  // before the stopped_ check: see the class comment
+  accept();  // before the stop's check: see the class comment
   struct Refusal {
     Actor* actor;
     bool accepted = false;
@@ -4858,7 +4884,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
     throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name_ + "' is dead: its constructor failed: " +
                                                (cause ? cause->message : std::string()));
   }
-  if (stopped_.load(std::memory_order_seq_cst)) {
+  if (stopped(std::memory_order_seq_cst)) {
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
@@ -4900,8 +4926,8 @@ Lane& Actor::group_lane(const char* group) const {
 }
 
 bool Actor::post(Lane& lane, Call* c) noexcept {
-  accept();  // before the stopped_ check: see the class comment
-  if (stopped_.load(std::memory_order_seq_cst)) {
+  accept();  // before the stop's check: see the class comment
+  if (stopped(std::memory_order_seq_cst)) {
     settle();
     return false;
   }
@@ -4927,12 +4953,12 @@ int32_t Actor::state(ErrorPtr* cause) const {
     if (cause != nullptr) *cause = ctor_error_;
     return TETHER_ACTOR_DEAD;
   }
-  return stopped_.load(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
+  return stopped(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
 }
 
 void Actor::settle() noexcept {
   settled().fetch_add(1, std::memory_order_seq_cst);
-  if (stopped_.load(std::memory_order_seq_cst)) finish_if_idle();
+  if (stopped(std::memory_order_seq_cst)) finish_if_idle();
 }
 
 void Actor::finish_if_idle() noexcept {
@@ -4983,7 +5009,7 @@ void Actor::start_stop(bool cancel) {
       end_ = End::kStopping;
       first = true;
       dtor_call().self() = shared_from_this();
-      stopped_.store(true, std::memory_order_seq_cst);
+      close(kStopped);
     }
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
   }
@@ -5028,7 +5054,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 }
 
 void Actor::release(bool wait) {
-  handle_live_.store(false, std::memory_order_release);  // fast-path callers see it (actor_cache)
+  close(kReleased);  // fast-path callers see it (actor_cache, post_now)
   ledger_.end_handle();  // callers waiting for room in the mailbox return INVALID_HANDLE
   start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {
@@ -5073,7 +5099,7 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // The Dekker pair with start_stop (actor.h): the stop fences for this sender's calls, or
   // this sees the stop.
   if (!fast_opened_.load(std::memory_order_seq_cst)) fast_opened_.store(true, std::memory_order_seq_cst);
-  if (stopped_.load(std::memory_order_seq_cst)) return nullptr;
+  if (stopped(std::memory_order_seq_cst)) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {
@@ -5093,14 +5119,12 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
 }
 
 bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  // Released, or DEAD: the general path explains.
-  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
   if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
-  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  sender.tally.add(1);  // accepted, before closed_ is read ...
   light_fence();        // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+  if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     unaccept_fast(sender);
-    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+    return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
   default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
   return true;
@@ -5115,9 +5139,9 @@ bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* 
       return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);
-    case FastPost::kStopped:
+    case FastPost::kClosed:
       unaccept_fast(sender);
-      return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+      return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
     case FastPost::kRefused:
       break;
   }
@@ -5159,6 +5183,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
     }
   }
   uint64_t succeeded = 0;
+  const bool may_end_thread = take_thread_may_end();  // once for the run's calls
   std::optional<Task> task;
   std::optional<CurrentTask> current;
   auto start_task = [&] {
@@ -5185,7 +5210,8 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
       start_task();
       continue;
     }
-    const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
+    const bool ok = run_current_task_allowing(
+        *task, may_end_thread, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {
       current.reset();
       call.drop(call.arg);
@@ -5257,8 +5283,8 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
 
 void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
-  light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
+  light_fence();  // the count before the stop is read: pairs with start_stop's heavy_fence
+  if (stopped(std::memory_order_relaxed)) finish_if_idle();
 }
 
 }  // namespace tether

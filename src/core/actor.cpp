@@ -48,6 +48,7 @@ class Actor::CtorCall : public Call {
     if (err) {
       actor_.ctor_error_ = std::move(err);
       actor_.life_.store(Life::Dead, std::memory_order_release);
+      actor_.close(kDead);
     } else {
       actor_.state_ptr_ = state;
       actor_.life_.store(Life::Alive, std::memory_order_release);
@@ -293,7 +294,7 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
 std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                            Deadline room) {
   Lane* lane = &this->lane(group);
-  accept();  // before the stopped_ check: see the class comment
+  accept();  // before the stop's check: see the class comment
   struct Refusal {
     Actor* actor;
     bool accepted = false;
@@ -307,7 +308,7 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
     throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name_ + "' is dead: its constructor failed: " +
                                                (cause ? cause->message : std::string()));
   }
-  if (stopped_.load(std::memory_order_seq_cst)) {
+  if (stopped(std::memory_order_seq_cst)) {
     ledger_.reject();
     throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
   }
@@ -349,8 +350,8 @@ Lane& Actor::group_lane(const char* group) const {
 }
 
 bool Actor::post(Lane& lane, Call* c) noexcept {
-  accept();  // before the stopped_ check: see the class comment
-  if (stopped_.load(std::memory_order_seq_cst)) {
+  accept();  // before the stop's check: see the class comment
+  if (stopped(std::memory_order_seq_cst)) {
     settle();
     return false;
   }
@@ -376,12 +377,12 @@ int32_t Actor::state(ErrorPtr* cause) const {
     if (cause != nullptr) *cause = ctor_error_;
     return TETHER_ACTOR_DEAD;
   }
-  return stopped_.load(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
+  return stopped(std::memory_order_acquire) ? TETHER_ACTOR_STOPPED : TETHER_ACTOR_ALIVE;
 }
 
 void Actor::settle() noexcept {
   settled().fetch_add(1, std::memory_order_seq_cst);
-  if (stopped_.load(std::memory_order_seq_cst)) finish_if_idle();
+  if (stopped(std::memory_order_seq_cst)) finish_if_idle();
 }
 
 void Actor::finish_if_idle() noexcept {
@@ -432,7 +433,7 @@ void Actor::start_stop(bool cancel) {
       end_ = End::kStopping;
       first = true;
       dtor_call().self() = shared_from_this();
-      stopped_.store(true, std::memory_order_seq_cst);
+      close(kStopped);
     }
     if (cancel && !cancel_started_) cancel_now = cancel_started_ = true;
   }
@@ -477,7 +478,7 @@ int32_t Actor::stop(int32_t mode, Deadline deadline) {
 }
 
 void Actor::release(bool wait) {
-  handle_live_.store(false, std::memory_order_release);  // fast-path callers see it (actor_cache)
+  close(kReleased);  // fast-path callers see it (actor_cache, post_now)
   ledger_.end_handle();  // callers waiting for room in the mailbox return INVALID_HANDLE
   start_stop(/*cancel=*/false);  // first, so whoever the end of the handle wakes sees STOPPED
   {

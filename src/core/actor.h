@@ -11,27 +11,26 @@
 // CallLedger::owner_accepted and the like, named accepted() and so on here.)
 // The destructor is queued on the default thread, once, by whoever first sees a fenced
 // stop with the settled count equal to the accepted count. A call counts itself accepted
-// BEFORE it checks stopped_, and a stop sets stopped_ BEFORE it compares the counts, so a
-// call either sees the stop and is refused (un-counting or settling itself) or is counted
-// before the comparison: none slips in after the destructor is queued. General calls
-// order this with seq_cst operations; fast calls (and the fast settle, which checks
-// stopped_ after counting) with a light_fence() that pairs with the heavy_fence() the
-// stop makes before end_ reaches kFenced; no comparison is made before that. That fence
-// (a membarrier system call, which interrupts every running thread of the process) is
-// made only when a fast sender was ever opened: open_sender stores fast_opened_ and then
-// loads stopped_, the stop stores stopped_ and then loads fast_opened_ (a seq_cst Dekker
-// pair), so either the stop sees the sender and fences, or the opening sees the stop and
-// gives no sender (its calls take the general path, which refuses them). An actor called
-// only with futures (100,000 of them, released together) then makes no system call for
-// it. The
-// settled counts are read before the accepted ones, and a call is always accepted before
+// BEFORE it checks the stop (closed_'s kStopped), and a stop sets that bit BEFORE it
+// compares the counts, so a call either sees the stop and is refused (un-counting or
+// settling itself) or is counted before the comparison: none slips in after the
+// destructor is queued. General calls order this with seq_cst operations; fast calls
+// (and the fast settle, which checks the stop after counting) with a light_fence() that
+// pairs with the heavy_fence() the stop makes before end_ reaches kFenced; no comparison
+// is made before that. That fence (a membarrier system call, which interrupts every
+// running thread of the process) is made only when a fast sender was ever opened:
+// open_sender stores fast_opened_ and then loads closed_, the stop sets kStopped and then
+// loads fast_opened_ (a seq_cst Dekker pair), so either the stop sees the sender and
+// fences, or the opening sees the stop and gives no sender (its calls take the general
+// path, which refuses them). An actor called only with futures (100,000 of them, released
+// together) then makes no system call for it. The settled counts are read before the accepted ones, and a call is always accepted before
 // it settles, so equal counts mean nothing was in flight in between.
 //
 // The actor's life is two states. life_ (atomic), set once by the constructor call:
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
 //   cancelled by a stop CANCEL leaves it Constructing (no call then runs).
 // end_ (guarded by mutex_), each step taken once and in this order:
-//   kRunning    -> kStopping    the first stop or release (start_stop): stopped_ set, the
+//   kRunning    -> kStopping    the first stop or release (start_stop): kStopped set, the
 //                               destructor call given the actor's reference (the actor
 //                               lives until that call is done with)
 //   kStopping   -> kFenced      the stop's heavy fence is done: the counts may be compared
@@ -40,14 +39,14 @@
 //                               stop() and release() waiters woken; the call lets the
 //                               actor go once its lane is done with it (DtorCall)
 // Two flags under mutex_ may be set in any state: cancel_started_ (a CANCEL stop began)
-// and handle_ended_ (release). Lock-free mirrors for the hot paths: stopped_ (end_ is
-// past kRunning), cancel_ (a CANCEL stop has cancelled what was queued: running methods
-// see stop_requested, and a call that starts after it is cancelled instead: one accepted
-// before the stop may reach its queue only after the stop's sweep), handle_live_ (cleared
-// before handle_ended_ is set).
+// and handle_ended_ (release). Lock-free mirrors for the hot paths: closed_ (kStopped:
+// end_ is past kRunning; kReleased: set before handle_ended_ is; kDead: life_ is Dead),
+// cancel_ (a CANCEL stop has cancelled what was queued: running methods see
+// stop_requested, and a call that starts after it is cancelled instead: one accepted
+// before the stop may reach its queue only after the stop's sweep).
 //
 // Thread safety: every public member may be called from any thread. mutex_ guards the
-// marked fields; life_, stopped_, cancel_ and handle_live_ are atomics.
+// marked fields; life_, closed_ and cancel_ are atomics.
 // state_ptr_ is written by the constructor before life_ becomes ALIVE (release) and
 // before the group lanes open, and read only by execution threads after that.
 #pragma once
@@ -182,7 +181,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     kPostedToParked,  // queued, and the consumer may be parked: finish_post wakes it
     kRefused,         // not a fast call, or one call() must take: nothing done
     kRare,            // a fast call for finish_post: the ring needs a block or marks
-    kStopped,         // counted, then a stop was seen: finish_post takes it back
+    kClosed,          // counted, then found closed (stopped, released, DEAD): finish_post takes it back
   };
   // post_now / finish_post: call(group, m, arg, want_future, ...) through sender, when
   // the call may take the fast path and nothing stands in the way, in two halves for a
@@ -209,7 +208,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] std::unique_ptr<Sender> open_sender();
   void close_sender(std::unique_ptr<Sender> sender) noexcept;
   // handle_live: the handle has not been released.
-  [[nodiscard]] bool handle_live() const noexcept { return handle_live_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool handle_live() const noexcept {
+    return (closed_.load(std::memory_order_acquire) & kReleased) == 0;
+  }
   // ledger_starts_a_line: the layout's assumption holds for this actor (for tests).
   [[nodiscard]] bool ledger_starts_a_line() const noexcept;
 
@@ -313,9 +314,19 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   PinnedLane* default_lane_ = nullptr;  // the executor's (it keeps it alive)
   void* state_ptr_ = nullptr;           // written by the constructor call before life_ = Alive
   std::atomic<Life> life_{Life::Constructing};
-  std::atomic<bool> stopped_{false};
+  // closed_: the reasons calls are refused, as bits (Closed) set once each and never
+  // cleared: one word, so that the fire-and-forget caller tests them all with one load
+  // after its fence (post_now). Set with seq_cst read-modify-writes: the stop's is
+  // the Dekker store the class comment speaks of.
+  enum Closed : uint8_t {
+    kStopped = 1,   // end_ is past kRunning (start_stop)
+    kReleased = 2,  // the handle was released (release), before handle_ended_ is set
+    kDead = 4,      // the constructor failed, after life_ became Dead
+  };
+  std::atomic<uint8_t> closed_{0};
+  [[nodiscard]] bool stopped(std::memory_order order) const noexcept { return (closed_.load(order) & kStopped) != 0; }
+  void close(Closed why) noexcept { closed_.fetch_or(why, std::memory_order_seq_cst); }
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
-  std::atomic<bool> handle_live_{true};
   std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   CallLedger ledger_;
   const std::string name_;
@@ -351,14 +362,12 @@ inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool w
                                       void* arg, tether_drop_fn arg_drop) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
-  if (!fast_path_applies(group, want_future) || !handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) {
-    return FastPost::kRefused;
-  }
+  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   CallRing& ring = *sender.ring;
   if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
-  sender.tally.add(1);  // as post_fast
+  sender.tally.add(1);  // as post_fast_rare
   light_fence();
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] return FastPost::kStopped;
+  if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
   if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }

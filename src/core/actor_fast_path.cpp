@@ -23,7 +23,7 @@ std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // The Dekker pair with start_stop (actor.h): the stop fences for this sender's calls, or
   // this sees the stop.
   if (!fast_opened_.load(std::memory_order_seq_cst)) fast_opened_.store(true, std::memory_order_seq_cst);
-  if (stopped_.load(std::memory_order_seq_cst)) return nullptr;
+  if (stopped(std::memory_order_seq_cst)) return nullptr;
   CallRing* ring = default_lane_->lease_ring();
   if (ring == nullptr) return nullptr;
   try {
@@ -43,14 +43,12 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
 }
 
 bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  // Released, or DEAD: the general path explains.
-  if (!handle_live() || life_.load(std::memory_order_acquire) == Life::Dead) return false;
   if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
-  sender.tally.add(1);  // accepted, before stopped_ is read ...
+  sender.tally.add(1);  // accepted, before closed_ is read ...
   light_fence();        // ... for real: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) [[unlikely]] {
+  if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     unaccept_fast(sender);
-    return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+    return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
   default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
   return true;
@@ -65,9 +63,9 @@ bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* 
       return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);
-    case FastPost::kStopped:
+    case FastPost::kClosed:
       unaccept_fast(sender);
-      return false;  // the general path refuses it with TETHER_E_SHUTDOWN
+      return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
     case FastPost::kRefused:
       break;
   }
@@ -109,6 +107,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
     }
   }
   uint64_t succeeded = 0;
+  const bool may_end_thread = take_thread_may_end();  // once for the run's calls
   std::optional<Task> task;
   std::optional<CurrentTask> current;
   auto start_task = [&] {
@@ -135,7 +134,8 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
       start_task();
       continue;
     }
-    const bool ok = run_current_task(*task, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
+    const bool ok = run_current_task_allowing(
+        *task, may_end_thread, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {
       current.reset();
       call.drop(call.arg);
@@ -207,8 +207,8 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
 
 void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
-  light_fence();  // the count before stopped_ is read: pairs with start_stop's heavy_fence
-  if (stopped_.load(std::memory_order_relaxed)) finish_if_idle();
+  light_fence();  // the count before the stop is read: pairs with start_stop's heavy_fence
+  if (stopped(std::memory_order_relaxed)) finish_if_idle();
 }
 
 }  // namespace tether

@@ -131,16 +131,21 @@ inline void let_next_task_end_thread() noexcept { task_detail::t_thread_may_end 
 // thread_ended_error: the error of a runner thread whose callback ended the thread.
 [[nodiscard]] ErrorPtr thread_ended_error(const std::string& thread_name) noexcept;
 
-// run_current_task: runs invoke(task.as_c()) as the callback of task, which the caller
-// has made current (CurrentTask), and sets err to the task's error; true when there is
-// none. A C++ exception out of the callback becomes TETHER_E_EXCEPTION /
-// TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced unwind of a callback
-// that ends a runner's thread (let_next_task_end_thread above). Calls that share one
-// Task (a run of fire-and-forget calls: Actor::run_fast) make it current once.
-template <class Invoke>
-[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task(Task& task, Invoke&& invoke, ErrorPtr& err) {
+// take_thread_may_end: let_next_task_end_thread's permission, consumed: callbacks nested
+// in the one it is for may not end the thread.
+[[nodiscard]] inline bool take_thread_may_end() noexcept {
   const bool may_end_thread = task_detail::t_thread_may_end;
-  task_detail::t_thread_may_end = false;  // consumed: callbacks nested in this one may not
+  task_detail::t_thread_may_end = false;
+  return may_end_thread;
+}
+
+// run_current_task_allowing: run_current_task (below) with the permission taken
+// beforehand, for calls that share one Task and take it once for all (Actor::run_fast:
+// only a runner's own callback is ever given it, so theirs is false; taking it once saves
+// a thread-local's load and store a call).
+template <class Invoke>
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task_allowing(Task& task, bool may_end_thread,
+                                                                          Invoke&& invoke, ErrorPtr& err) {
   int32_t rc;
   try {
     rc = invoke(task.as_c());
@@ -160,6 +165,17 @@ template <class Invoke>
     err = task.failure() ? task.failure() : exception_error(task);
   }
   return err == nullptr;
+}
+
+// run_current_task: runs invoke(task.as_c()) as the callback of task, which the caller
+// has made current (CurrentTask), and sets err to the task's error; true when there is
+// none. A C++ exception out of the callback becomes TETHER_E_EXCEPTION /
+// TETHER_E_UNKNOWN_EXCEPTION here: nothing escapes but the forced unwind of a callback
+// that ends a runner's thread (let_next_task_end_thread above). Calls that share one
+// Task (a run of fire-and-forget calls: Actor::run_fast) make it current once.
+template <class Invoke>
+[[nodiscard]] TETHER_CATCHES_FORCED_UNWIND bool run_current_task(Task& task, Invoke&& invoke, ErrorPtr& err) {
+  return run_current_task_allowing(task, take_thread_may_end(), std::forward<Invoke>(invoke), err);
 }
 
 // run_task: run_current_task with task made current for the callback alone; returns the
