@@ -996,6 +996,9 @@ class LazyThreadGroup {
 //   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
 //      first                                 P4 wake_one_parked(sleepers_)
 //   open() and close() store their flag, then run P3 and P4 as a producer does.
+//   The fire-and-forget caller's hot path runs the same steps in two halves
+//   (Actor::post_now: push_fast_ready is P1 and P2; Actor::finish_post, before the call
+//   returns, P3 and P4 through wake_after_push_fast when P2 saw 1).
 //
 // Why no wake-up is lost: suppose the consumer sleeps in C5 while call X is published. Its
 // C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C4 saw X (no
