@@ -253,7 +253,9 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     target->run_fast(lane, e->fast_call(word0), more);
     ran += 1 + more.finish();
   }
-  if (ran == kBatch) {  // the others' turn
+  // A full batch: the others' turn, if they have calls; else this ring's next batch at
+  // once (a turn through the empty sources would take one call the slow way, try_pop).
+  if (ran == kBatch && work_elsewhere(s)) {
     current_ = next_source(s);
     batch_ = 0;
   }
