@@ -65,6 +65,86 @@
 #include <string>
 #include <vector>
 
+// ---- core/asymmetric_fence.h ----
+// Asymmetric fences: a full barrier split between a hot side that runs on every call and
+// a cold side that runs rarely (a stop, a canceller, a thread about to park).
+//
+// The pattern they serve is Dekker's: one thread stores A then loads B, another stores B
+// then loads A, and at least one must see the other's store. Normally both sides need a
+// full fence (on x86 a locked instruction that waits for the store buffer to drain, ~25 ns
+// when the stores before it miss the cache). Here the hot side executes light_fence(),
+// which is only a compiler barrier, and the cold side heavy_fence(), which makes every
+// running thread of the process execute a full barrier (platform::process_barrier: Linux
+// membarrier PRIVATE_EXPEDITED, as liburcu's memb flavour and folly's asymmetric barriers do;
+// Windows FlushProcessWriteBuffers). Either the hot thread's
+// store was before that barrier, and is visible to the cold side's later load, or its
+// load comes after it, and sees the cold side's earlier store.
+//
+// Where membarrier is missing (old kernels, some sandboxes), light_fence() is a real full
+// fence and heavy_fence() too: slower, still correct.
+//
+// Rule for users: every light_fence() pairs with a heavy_fence() on the other side of the
+// same Dekker pair; say which one where it is used.
+
+#include <atomic>
+#include <cstdint>
+
+namespace tether {
+
+namespace fence_detail {
+extern bool g_membarrier;  // platform::process_barrier enabled at load (and again after fork)
+// full_fence: a real full fence. Inline: a call on light_fence's other branch would make
+// every hot path that fences keep its values in saved registers. mfence rather than
+// std::atomic_thread_fence: ThreadSanitizer does not model fences (GCC warns that it
+// ignores them), and the race detection it does is unaffected.
+inline void full_fence() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("mfence" ::: "memory");
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+// after_fork_in_child: registers the child's address space (fork_guard.cpp).
+void after_fork_in_child() noexcept;
+}  // namespace fence_detail
+
+// LightFence: what light_fence() is in this process: a compiler barrier (membarrier in
+// use) or a full fence. A loop that fences on every turn may read it once and fence with
+// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast); it never
+// changes while a process runs (fork_guard.cpp sets it again in a child before anything
+// runs there).
+enum class LightFence : bool { kFull, kCompilerOnly };
+[[nodiscard]] inline LightFence light_fence_kind() noexcept {
+  return fence_detail::g_membarrier ? LightFence::kCompilerOnly : LightFence::kFull;
+}
+template <LightFence kKind>
+inline void light_fence_as() noexcept {
+  if constexpr (kKind == LightFence::kCompilerOnly) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
+  } else {
+    fence_detail::full_fence();
+  }
+}
+
+// light_fence: the hot side. Orders this thread's earlier stores before its later loads
+// against a concurrent heavy_fence().
+inline void light_fence() noexcept {
+  if (fence_detail::g_membarrier) [[likely]] {
+    light_fence_as<LightFence::kCompilerOnly>();
+  } else {
+    light_fence_as<LightFence::kFull>();
+  }
+}
+
+// heavy_fence: the cold side; a system call (a few microseconds) when membarrier is used.
+void heavy_fence() noexcept;
+
+// heavy_fences_made: how many heavy_fence() calls the process has made (relaxed: for the
+// tests that check which paths make none).
+[[nodiscard]] uint64_t heavy_fences_made() noexcept;
+
+}  // namespace tether
+// ---- end of core/asymmetric_fence.h ----
 // ---- core/call_ledger.h ----
 // CallLedger: what an executor or an actor keeps about its calls: how many are queued
 // (against an optional capacity), how they ended, and the errors of fire-and-forget
@@ -1140,68 +1220,6 @@ class LazyThreadGroup {
 #include <cstdint>
 #include <mutex>
 
-// ---- core/asymmetric_fence.h ----
-// Asymmetric fences: a full barrier split between a hot side that runs on every call and
-// a cold side that runs rarely (a stop, a canceller, a thread about to park).
-//
-// The pattern they serve is Dekker's: one thread stores A then loads B, another stores B
-// then loads A, and at least one must see the other's store. Normally both sides need a
-// full fence (on x86 a locked instruction that waits for the store buffer to drain, ~25 ns
-// when the stores before it miss the cache). Here the hot side executes light_fence(),
-// which is only a compiler barrier, and the cold side heavy_fence(), which makes every
-// running thread of the process execute a full barrier (platform::process_barrier: Linux
-// membarrier PRIVATE_EXPEDITED, as liburcu's memb flavour and folly's asymmetric barriers do;
-// Windows FlushProcessWriteBuffers). Either the hot thread's
-// store was before that barrier, and is visible to the cold side's later load, or its
-// load comes after it, and sees the cold side's earlier store.
-//
-// Where membarrier is missing (old kernels, some sandboxes), light_fence() is a real full
-// fence and heavy_fence() too: slower, still correct.
-//
-// Rule for users: every light_fence() pairs with a heavy_fence() on the other side of the
-// same Dekker pair; say which one where it is used.
-
-#include <atomic>
-#include <cstdint>
-
-namespace tether {
-
-namespace fence_detail {
-extern bool g_membarrier;  // platform::process_barrier enabled at load (and again after fork)
-// full_fence: a real full fence. Inline: a call on light_fence's other branch would make
-// every hot path that fences keep its values in saved registers. mfence rather than
-// std::atomic_thread_fence: ThreadSanitizer does not model fences (GCC warns that it
-// ignores them), and the race detection it does is unaffected.
-inline void full_fence() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  asm volatile("mfence" ::: "memory");
-#else
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-// after_fork_in_child: registers the child's address space (fork_guard.cpp).
-void after_fork_in_child() noexcept;
-}  // namespace fence_detail
-
-// light_fence: the hot side. Orders this thread's earlier stores before its later loads
-// against a concurrent heavy_fence().
-inline void light_fence() noexcept {
-  if (fence_detail::g_membarrier) [[likely]] {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
-  } else {
-    fence_detail::full_fence();
-  }
-}
-
-// heavy_fence: the cold side; a system call (a few microseconds) when membarrier is used.
-void heavy_fence() noexcept;
-
-// heavy_fences_made: how many heavy_fence() calls the process has made (relaxed: for the
-// tests that check which paths make none).
-[[nodiscard]] uint64_t heavy_fences_made() noexcept;
-
-}  // namespace tether
-// ---- end of core/asymmetric_fence.h ----
 // ---- core/call_pool.h ----
 // CallPool: where Call objects live, so a steady stream of calls allocates nothing.
 //
@@ -2135,9 +2153,11 @@ class Inbox {
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
     return ring.has_room(1) && ring.marks_current(published_count(), rings_to_mark());
   }
+  // kFence: light_fence_kind(), read by the caller.
+  template <LightFence kFence>
   void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     ring.append_fast_with_room(call, &target);
-    publish_fast(ring);
+    publish_fast_as<kFence>(ring);
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
@@ -2216,9 +2236,17 @@ class Inbox {
     return rings < kLaneRings ? rings : kLaneRings;
   }
   void publish_fast(CallRing& ring) noexcept {
+    if (light_fence_kind() == LightFence::kCompilerOnly) {
+      publish_fast_as<LightFence::kCompilerOnly>(ring);
+    } else {
+      publish_fast_as<LightFence::kFull>(ring);
+    }
+  }
+  template <LightFence kFence>
+  void publish_fast_as(CallRing& ring) noexcept {
     ring.publish();
     chaos_point();
-    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
   bool work_elsewhere(size_t source) noexcept;  // another source has calls
@@ -2263,13 +2291,19 @@ class FastRun {
   FastRun& operator=(const FastRun&) = delete;
 
   // next: the run's next call (the consumer has stepped past its entry), or false.
+  // next_as: next with light_fence() as kFence (the caller read light_fence_kind() once).
   [[nodiscard]] bool next(FastCall& call) noexcept {
+    return light_fence_kind() == LightFence::kCompilerOnly ? next_as<LightFence::kCompilerOnly>(call)
+                                                           : next_as<LightFence::kFull>(call);
+  }
+  template <LightFence kFence>
+  [[nodiscard]] bool next_as(FastCall& call) noexcept {
     while (at_ != end_) {
       RingEntry* e = at_;
       if (e->word3 != target_word_) return false;  // marks (their kind bit), or another target's
       at_ = e + 1;
       ring_->step_to(at_);
-      light_fence();  // as step_ring's
+      light_fence_as<kFence>();  // as step_ring's
       if (inbox_->cancelling_.load(std::memory_order_acquire)) [[unlikely]] inbox_->meet_canceller(*ring_, nullptr);
       const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
       if (word0 == 0) continue;  // claimed by a canceller, who finishes it
@@ -2711,10 +2745,12 @@ class PinnedLane final : public Lane {
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
   // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
   // answer: true when the consumer announced it may sleep, and the caller must then
-  // call wake_after_push_fast (out of line).
+  // call wake_after_push_fast (out of line). kFence: light_fence_kind(), read by the
+  // caller once for its fences.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
+  template <LightFence kFence>
   [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast_ready(ring, call, target);
+    inbox_.push_fast_ready<kFence>(ring, call, target);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
@@ -3918,6 +3954,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                   tether_drop_fn arg_drop) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
                                  tether_drop_fn arg_drop) noexcept;
+  // post_now_as: post_now past its rule, its fences as kFence (light_fence_kind()).
+  template <LightFence kFence>
+  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
   // waiting for its end with no deadline, made as this thread's WaitedCall
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
@@ -3957,6 +3996,10 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void settle() noexcept;                        // may queue the destructor
   void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
   void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
+  // run_fast_as: run_fast, its calls' steps fenced as kFence (light_fence_kind(), read
+  // once a run rather than once a call).
+  template <LightFence kFence>
+  void run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept;
   // run_fast_not_alive: run_fast before or without a state, or after a stop CANCEL: none
   // of the calls runs. first by value: run_fast's call stays in registers.
   void run_fast_not_alive(FastCall first, FastRun& more) noexcept;
@@ -4085,15 +4128,25 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 
 inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
                                       void* arg, tether_drop_fn arg_drop) noexcept {
+  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
+  // Its two fences read what they are once.
+  if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
+    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop);
+  }
+  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop);
+}
+
+template <LightFence kFence>
+inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg,
+                                         tether_drop_fn arg_drop) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
-  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   CallRing& ring = *sender.ring;
   if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
   sender.tally.add(1);  // as post_fast_rare
-  light_fence();
+  light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
-  if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
   return FastPost::kPosted;
@@ -5157,6 +5210,15 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 }
 
 void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
+    run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+  } else {
+    run_fast_as<LightFence::kFull>(lane, first, more);
+  }
+}
+
+template <LightFence kFence>
+void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
   if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
@@ -5179,7 +5241,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   while (WaitedCall::is_waited(call.drop)) {
     ledger_.fast_left();
     run_waited(lane, call.method, call.arg);
-    if (!more.next(call)) return;
+    if (!more.next_as<kFence>(call)) return;
     if (cancelling()) [[unlikely]] {
       run_fast_not_alive(call, more);
       return;
@@ -5228,7 +5290,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
       continue;
     }
     ++succeeded;
-  } while (more.next(call));
+  } while (more.next_as<kFence>(call));
   current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);

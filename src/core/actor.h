@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "core/asymmetric_fence.h"
 #include "core/call_ledger.h"
 #include "core/deadline.h"
 #include "core/error.h"
@@ -193,6 +194,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                   tether_drop_fn arg_drop) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
                                  tether_drop_fn arg_drop) noexcept;
+  // post_now_as: post_now past its rule, its fences as kFence (light_fence_kind()).
+  template <LightFence kFence>
+  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
   // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
   // waiting for its end with no deadline, made as this thread's WaitedCall
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
@@ -232,6 +236,10 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void settle() noexcept;                        // may queue the destructor
   void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
   void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
+  // run_fast_as: run_fast, its calls' steps fenced as kFence (light_fence_kind(), read
+  // once a run rather than once a call).
+  template <LightFence kFence>
+  void run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept;
   // run_fast_not_alive: run_fast before or without a state, or after a stop CANCEL: none
   // of the calls runs. first by value: run_fast's call stays in registers.
   void run_fast_not_alive(FastCall first, FastRun& more) noexcept;
@@ -360,15 +368,25 @@ inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, teth
 
 inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
                                       void* arg, tether_drop_fn arg_drop) noexcept {
+  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
+  // Its two fences read what they are once.
+  if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
+    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop);
+  }
+  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop);
+}
+
+template <LightFence kFence>
+inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg,
+                                         tether_drop_fn arg_drop) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
-  if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   CallRing& ring = *sender.ring;
   if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
   sender.tally.add(1);  // as post_fast_rare
-  light_fence();
+  light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
-  if (default_lane_->push_fast_ready(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
   return FastPost::kPosted;

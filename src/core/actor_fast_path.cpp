@@ -78,6 +78,15 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 }
 
 void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
+    run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+  } else {
+    run_fast_as<LightFence::kFull>(lane, first, more);
+  }
+}
+
+template <LightFence kFence>
+void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
   if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
@@ -100,7 +109,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
   while (WaitedCall::is_waited(call.drop)) {
     ledger_.fast_left();
     run_waited(lane, call.method, call.arg);
-    if (!more.next(call)) return;
+    if (!more.next_as<kFence>(call)) return;
     if (cancelling()) [[unlikely]] {
       run_fast_not_alive(call, more);
       return;
@@ -149,7 +158,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
       continue;
     }
     ++succeeded;
-  } while (more.next(call));
+  } while (more.next_as<kFence>(call));
   current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);

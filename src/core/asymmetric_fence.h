@@ -41,13 +41,31 @@ inline void full_fence() noexcept {
 void after_fork_in_child() noexcept;
 }  // namespace fence_detail
 
+// LightFence: what light_fence() is in this process: a compiler barrier (membarrier in
+// use) or a full fence. A loop that fences on every turn may read it once and fence with
+// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast); it never
+// changes while a process runs (fork_guard.cpp sets it again in a child before anything
+// runs there).
+enum class LightFence : bool { kFull, kCompilerOnly };
+[[nodiscard]] inline LightFence light_fence_kind() noexcept {
+  return fence_detail::g_membarrier ? LightFence::kCompilerOnly : LightFence::kFull;
+}
+template <LightFence kKind>
+inline void light_fence_as() noexcept {
+  if constexpr (kKind == LightFence::kCompilerOnly) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
+  } else {
+    fence_detail::full_fence();
+  }
+}
+
 // light_fence: the hot side. Orders this thread's earlier stores before its later loads
 // against a concurrent heavy_fence().
 inline void light_fence() noexcept {
   if (fence_detail::g_membarrier) [[likely]] {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler may not reorder
+    light_fence_as<LightFence::kCompilerOnly>();
   } else {
-    fence_detail::full_fence();
+    light_fence_as<LightFence::kFull>();
   }
 }
 

@@ -175,9 +175,11 @@ class Inbox {
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
     return ring.has_room(1) && ring.marks_current(published_count(), rings_to_mark());
   }
+  // kFence: light_fence_kind(), read by the caller.
+  template <LightFence kFence>
   void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
     ring.append_fast_with_room(call, &target);
-    publish_fast(ring);
+    publish_fast_as<kFence>(ring);
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
@@ -256,9 +258,17 @@ class Inbox {
     return rings < kLaneRings ? rings : kLaneRings;
   }
   void publish_fast(CallRing& ring) noexcept {
+    if (light_fence_kind() == LightFence::kCompilerOnly) {
+      publish_fast_as<LightFence::kCompilerOnly>(ring);
+    } else {
+      publish_fast_as<LightFence::kFull>(ring);
+    }
+  }
+  template <LightFence kFence>
+  void publish_fast_as(CallRing& ring) noexcept {
     ring.publish();
     chaos_point();
-    light_fence();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
+    light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
   bool work_elsewhere(size_t source) noexcept;  // another source has calls
@@ -303,13 +313,19 @@ class FastRun {
   FastRun& operator=(const FastRun&) = delete;
 
   // next: the run's next call (the consumer has stepped past its entry), or false.
+  // next_as: next with light_fence() as kFence (the caller read light_fence_kind() once).
   [[nodiscard]] bool next(FastCall& call) noexcept {
+    return light_fence_kind() == LightFence::kCompilerOnly ? next_as<LightFence::kCompilerOnly>(call)
+                                                           : next_as<LightFence::kFull>(call);
+  }
+  template <LightFence kFence>
+  [[nodiscard]] bool next_as(FastCall& call) noexcept {
     while (at_ != end_) {
       RingEntry* e = at_;
       if (e->word3 != target_word_) return false;  // marks (their kind bit), or another target's
       at_ = e + 1;
       ring_->step_to(at_);
-      light_fence();  // as step_ring's
+      light_fence_as<kFence>();  // as step_ring's
       if (inbox_->cancelling_.load(std::memory_order_acquire)) [[unlikely]] inbox_->meet_canceller(*ring_, nullptr);
       const uintptr_t word0 = e->word0.load(std::memory_order_acquire);  // after the step: see step_ring
       if (word0 == 0) continue;  // claimed by a canceller, who finishes it

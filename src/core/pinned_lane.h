@@ -92,10 +92,12 @@ class PinnedLane final : public Lane {
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
   // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
   // answer: true when the consumer announced it may sleep, and the caller must then
-  // call wake_after_push_fast (out of line).
+  // call wake_after_push_fast (out of line). kFence: light_fence_kind(), read by the
+  // caller once for its fences.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
+  template <LightFence kFence>
   [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast_ready(ring, call, target);
+    inbox_.push_fast_ready<kFence>(ring, call, target);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
