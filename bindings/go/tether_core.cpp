@@ -31,8 +31,9 @@
 // loads fast_opened_ (a seq_cst Dekker pair), so either the stop sees the sender and
 // fences, or the opening sees the stop and gives no sender (its calls take the general
 // path, which refuses them). An actor called only with futures (100,000 of them, released
-// together) then makes no system call for it. The settled counts are read before the accepted ones, and a call is always accepted before
-// it settles, so equal counts mean nothing was in flight in between.
+// together) then makes no system call for it. The settled counts are read before the
+// accepted ones, and a call is always accepted before it settles, so equal counts mean
+// nothing was in flight in between.
 //
 // The actor's life is two states. life_ (atomic), set once by the constructor call:
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor
@@ -110,9 +111,9 @@ void after_fork_in_child() noexcept;
 
 // LightFence: what light_fence() is in this process: a compiler barrier (membarrier in
 // use) or a full fence. A loop that fences on every turn may read it once and fence with
-// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast); it never
-// changes while a process runs (fork_guard.cpp sets it again in a child before anything
-// runs there).
+// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast). It changes
+// only in a fork child's handler (after_fork_in_child), before the child's one thread
+// goes on; a run that forked ends in the child when its method returns (task.h).
 enum class LightFence : bool { kFull, kCompilerOnly };
 [[nodiscard]] inline LightFence light_fence_kind() noexcept {
   return fence_detail::g_membarrier ? LightFence::kCompilerOnly : LightFence::kFull;

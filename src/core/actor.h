@@ -23,8 +23,9 @@
 // loads fast_opened_ (a seq_cst Dekker pair), so either the stop sees the sender and
 // fences, or the opening sees the stop and gives no sender (its calls take the general
 // path, which refuses them). An actor called only with futures (100,000 of them, released
-// together) then makes no system call for it. The settled counts are read before the accepted ones, and a call is always accepted before
-// it settles, so equal counts mean nothing was in flight in between.
+// together) then makes no system call for it. The settled counts are read before the
+// accepted ones, and a call is always accepted before it settles, so equal counts mean
+// nothing was in flight in between.
 //
 // The actor's life is two states. life_ (atomic), set once by the constructor call:
 //   Constructing -> Alive (the constructor succeeded) | Dead (it failed); a constructor

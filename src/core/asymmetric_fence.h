@@ -43,9 +43,9 @@ void after_fork_in_child() noexcept;
 
 // LightFence: what light_fence() is in this process: a compiler barrier (membarrier in
 // use) or a full fence. A loop that fences on every turn may read it once and fence with
-// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast); it never
-// changes while a process runs (fork_guard.cpp sets it again in a child before anything
-// runs there).
+// light_fence_as<kind>() (a run of fire-and-forget calls: Actor::run_fast). It changes
+// only in a fork child's handler (after_fork_in_child), before the child's one thread
+// goes on; a run that forked ends in the child when its method returns (task.h).
 enum class LightFence : bool { kFull, kCompilerOnly };
 [[nodiscard]] inline LightFence light_fence_kind() noexcept {
   return fence_detail::g_membarrier ? LightFence::kCompilerOnly : LightFence::kFull;
