@@ -50,6 +50,8 @@ using detail::t_hot;
 // Set once this thread's cache is destroyed: a call from a later thread-local destructor
 // takes the general path without touching it.
 TETHER_HOT_TLS thread_local bool t_cache_gone = false;
+// The id remember() saw last (0: none): an id it sees twice in a row gets an entry.
+TETHER_HOT_TLS constinit thread_local uint64_t t_looked_up = 0;
 
 struct Cache {
   Entry entries[kEntries];  // most recently used first
@@ -136,6 +138,10 @@ Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
 
 void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept {
   if (id == 0 || t_cache_gone) return;
+  if (t_looked_up != id) {  // the first lookup of a run of calls to id: noted only
+    t_looked_up = id;
+    return;
+  }
   Cache* cp = t_cache.get(&destroy_cache);
   if (cp == nullptr) return;  // no memory to arm its cleanup: every call looks the handle up
   Cache& c = *cp;

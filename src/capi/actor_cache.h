@@ -83,8 +83,12 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }
 
 // remember: actor (which id named when looked up) becomes this thread's most recent
-// entry, with no sender unless it had one. Call it last: an entry it evicts is closed
-// here, and closing may run code that calls in.
+// entry, with no sender unless it had one, when this thread's previous lookup for a call
+// with a future named it too (a thread calling one actor again and again). Else it only
+// notes the id: a thread calling many actors in turn (100,000 actors, a call to each)
+// would pay for an entry on every call (two reference counts, the shift of the entries
+// and its thread-locals: ~230 of ~1,300 instructions a call) and use none. Call it last:
+// an entry it evicts is closed here, and closing may run code that calls in.
 void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept;
 
 // forget_released: the general path is about to look id up: if this thread's entry for

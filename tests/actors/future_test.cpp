@@ -850,13 +850,17 @@ TEST(Future, CancelsRacingTheActorEndEachCallOnce) {
   RecordProperty("cancelled", static_cast<int>(cancelled));
 }
 
-// A thread that made a call with a future keeps the actor cached (the next calls skip the
-// handle table); once the handle is released, by this thread or another, the next call
-// with a future is TETHER_E_INVALID_HANDLE with its arg dropped once, and a cached actor
-// still takes fire-and-forget calls and calls with a future in turn.
+// A thread that called an actor with a future twice in a row, or fire and forget, keeps it
+// cached (the next calls skip the handle table); once the handle is released, by this
+// thread or another, the next call with a future is TETHER_E_INVALID_HANDLE with its arg
+// dropped once, and a cached actor still takes fire-and-forget calls and calls with a
+// future in turn.
 TEST(Future, CallsThroughAThreadsCachedActorSeeItsRelease) {
-  for (bool released_elsewhere : {false, true}) {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool released_elsewhere = (variant & 1) != 0;
+    const bool fire_and_forget = (variant & 2) == 0;  // else calls with a future only
     SCOPED_TRACE(released_elsewhere ? "released by another thread" : "released by the caller");
+    SCOPED_TRACE(fire_and_forget ? "futures and fire and forget in turn" : "futures only");
     ActorState st;
     Counter drops, late_drops, ran;
     const tether_actor_options o = actor_options("future-cache");
@@ -870,10 +874,14 @@ TEST(Future, CallsThroughAThreadsCachedActorSeeItsRelease) {
                   return TETHER_OK;
                 }, &drops, f.out()));
       EXPECT_EQ(TETHER_SUCCEEDED, f.outcome());
+      Future g;
       ASSERT_EQ(TETHER_OK, call(handle, nullptr, [&](tether_task *, void *) {
                   ran.add();
                   return TETHER_OK;
-                }, &drops, nullptr));
+                }, &drops, fire_and_forget ? nullptr : g.out()));
+      if (!fire_and_forget) {
+        EXPECT_EQ(TETHER_SUCCEEDED, g.outcome());
+      }
     }
     if (released_elsewhere) {
       std::thread releaser([&] { EXPECT_EQ(TETHER_OK, a.release()); });
