@@ -124,11 +124,16 @@ class CallRing {
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
-  // append_fast_with_room: append_fast once has_room(1) held.
-  void append_fast_with_room(const FastCall& call, FastTarget* target) noexcept {
-    ++count_;
+  // append_fast_with_room: append_fast once has_room(1) held; returns the count to
+  // publish (publish_count).
+  [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target) noexcept {
+    const uint64_t count = count_ + 1;
+    count_ = count;
     write_entry(write_block_->entries[write_pos_++], call, target);
+    return count;
   }
+  // publish_count: publish() for the count append_fast_with_room returned, from a register.
+  void publish_count(uint64_t count) noexcept { published_.store(count, std::memory_order_release); }
 
   // ---- consumer side (the lane's consumer; a canceller under the token) ----
   // peek: the next queued entry, or null when the consumer has read all published.

@@ -178,8 +178,9 @@ class Inbox {
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
   void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    ring.append_fast_with_room(call, &target);
-    publish_fast_as<kFence>(ring);
+    ring.publish_count(ring.append_fast_with_room(call, &target));
+    chaos_point();
+    light_fence_as<kFence>();  // P1, as publish_fast_as
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
