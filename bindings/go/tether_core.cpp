@@ -1654,7 +1654,12 @@ struct FastCall {
 // call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
   enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
-  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 2-aligned
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 4-aligned
+  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h), so
+  // that a run of calls (FastRun: the entries whose word3 is the first's) is all waited
+  // calls or none, and the run's loop need not tell them apart call by call.
+  static constexpr uintptr_t kWaited = 2;
+  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited);
 
   std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3
@@ -1665,7 +1670,7 @@ struct RingEntry {
   [[nodiscard]] SourceMarks marks() const noexcept;
   // kFast: the call's target, and the call (word0 as the consumer loaded it).
   [[nodiscard]] FastTarget* fast_target() const noexcept {
-    return reinterpret_cast<FastTarget*>(word3 & ~kKindMask);
+    return reinterpret_cast<FastTarget*>(word3 & kTargetMask);
   }
   [[nodiscard]] FastCall fast_call(uintptr_t word0_seen) const noexcept {
     return FastCall{reinterpret_cast<tether_method_fn>(word0_seen), reinterpret_cast<void*>(word1),
@@ -1730,16 +1735,19 @@ class CallRing {
   }
   // has_room: n more entries fit in the block being written (no block to link).
   [[nodiscard]] bool has_room(size_t n) const noexcept { return write_pos_ + n <= kBlockEntries; }
-  void append_fast(const FastCall& call, FastTarget* target) noexcept { write_entry(next_slot(), call, target); }
+  // flags: 0, or RingEntry::kWaited.
+  void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
+    write_entry(next_slot(), call, target, flags);
+  }
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
   // append_fast_with_room: append_fast once has_room(1) held; returns the count to
   // publish (publish_count).
-  [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target) noexcept {
+  [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     const uint64_t count = count_ + 1;
     count_ = count;
-    write_entry(write_block_->entries[write_pos_++], call, target);
+    write_entry(write_block_->entries[write_pos_++], call, target, flags);
     return count;
   }
   // publish_count: publish() for the count append_fast_with_room returned, from a register.
@@ -1813,11 +1821,11 @@ class CallRing {
     ++count_;
     return write_block_->entries[write_pos_++];
   }
-  static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target) noexcept {
+  static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
     e.word1 = reinterpret_cast<uintptr_t>(call.arg);
     e.word2 = reinterpret_cast<uintptr_t>(call.drop);
-    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
+    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast | flags;
   }
   // for_each_other_source: f(s) for the mailbox and the first `rings` rings but this one,
   // while f returns true; whether it always did. Element by element: no array is built
@@ -2147,9 +2155,10 @@ class Inbox {
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+  // flags: 0, or RingEntry::kWaited.
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     ring.append_marks(published_count(), rings_to_mark());
-    ring.append_fast(call, &target);
+    ring.append_fast(call, &target, flags);
     publish_fast(ring);
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves without its rare
@@ -2161,8 +2170,8 @@ class Inbox {
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
-  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    ring.publish_count(ring.append_fast_with_room(call, &target));
+  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    ring.publish_count(ring.append_fast_with_room(call, &target, flags));
     chaos_point();
     light_fence_as<kFence>();  // P1, as publish_fast_as
   }
@@ -2290,8 +2299,10 @@ class FastRun {
  public:
   FastRun() noexcept = default;  // none: a call taken alone (Inbox::run)
   // Right after drain_ring stepped past the run's first call.
-  FastRun(Inbox& inbox, CallRing& ring, const FastTarget* target, uint32_t limit) noexcept
-      : inbox_(&inbox), ring_(&ring), target_word_(reinterpret_cast<uintptr_t>(target) | RingEntry::kFast), room_(limit) {
+  // target_word: word3 of the run's first call; the run takes the entries right behind
+  // it whose word3 is the same (the same target, all waited calls or none).
+  FastRun(Inbox& inbox, CallRing& ring, uintptr_t target_word, uint32_t limit) noexcept
+      : inbox_(&inbox), ring_(&ring), target_word_(target_word), room_(limit) {
     open_span();
   }
   FastRun(const FastRun&) = delete;
@@ -2307,7 +2318,7 @@ class FastRun {
   [[nodiscard]] bool next_as(FastCall& call) noexcept {
     while (at_ != end_) {
       RingEntry* e = at_;
-      if (e->word3 != target_word_) return false;  // marks (their kind bit), or another target's
+      if (e->word3 != target_word_) return false;  // marks (their kind bit), another target's, or waited or not unlike the run
       at_ = e + 1;
       ring_->step_to(at_);
       light_fence_as<kFence>();  // as step_ring's
@@ -2745,8 +2756,8 @@ class PinnedLane final : public Lane {
   void end_lease(CallRing& ring) noexcept { inbox_.end_lease(ring); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast(ring, call, target);
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    inbox_.push_fast(ring, call, target, flags);
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
@@ -2756,8 +2767,9 @@ class PinnedLane final : public Lane {
   // caller once for its fences.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
   template <LightFence kFence>
-  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast_ready<kFence>(ring, call, target);
+  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target,
+                                     uintptr_t flags) noexcept {
+    inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
@@ -3956,14 +3968,16 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // caller's hot path, which then keeps no registers for rare turns: post_now does what
   // needs no call out of line, finish_post (out of line) the rest. kPosted, or
   // finish_post true: queued (arg_drop belongs to the call). kRefused, or finish_post
-  // false: call() must take it (arg untouched).
+  // false: call() must take it (arg untouched). flags: the entry's (RingEntry::kWaited
+  // for a waited call, whose arg_drop is WaitedCall::marker; else 0).
   [[nodiscard]] FastPost post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
-                                  tether_drop_fn arg_drop) noexcept;
+                                  tether_drop_fn arg_drop, uintptr_t flags = 0) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
                                  tether_drop_fn arg_drop) noexcept;
   // post_now_as: post_now past its rule, its fences as kFence (light_fence_kind()).
   template <LightFence kFence>
-  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                                     uintptr_t flags) noexcept;
   // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
   // waiting for its end with no deadline, made as this thread's WaitedCall
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
@@ -4019,7 +4033,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // for the ring); arg is untouched then. Inline (below the class): it is most of a
   // fire-and-forget call, and a call into it would spill the caller's arguments for
   // the general path.
-  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  // flags: as post_now's.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                               uintptr_t flags) noexcept;
   // post_fast_rare: post_fast with its rare turns (a ring block to reserve, marks to
   // write), for finish_post.
   [[nodiscard]] bool post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
@@ -4128,24 +4144,25 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
 };
 
-inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  const FastPost how = post_now(sender, nullptr, false, m, arg, arg_drop);
+inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                             uintptr_t flags) noexcept {
+  const FastPost how = post_now(sender, nullptr, false, m, arg, arg_drop, flags);
   return how == FastPost::kPosted || finish_post(how, sender, m, arg, arg_drop);
 }
 
 inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
-                                      void* arg, tether_drop_fn arg_drop) noexcept {
+                                      void* arg, tether_drop_fn arg_drop, uintptr_t flags) noexcept {
   if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   // Its two fences read what they are once.
   if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
-    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop);
+    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop, flags);
   }
-  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop);
+  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop, flags);
 }
 
 template <LightFence kFence>
-inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg,
-                                         tether_drop_fn arg_drop) noexcept {
+inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                                         uintptr_t flags) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
   CallRing& ring = *sender.ring;
@@ -4153,7 +4170,7 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
-  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this, flags)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
   return FastPost::kPosted;
@@ -4165,7 +4182,7 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
                                           Deadline room, SenderSource* senders) {
   if (senders != nullptr && fast_path_applies(group, want_future)) {
     Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
+    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
       (void)arg.release();  // the call owns it now
       return nullptr;
     }
@@ -5189,7 +5206,8 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
     unaccept_fast(sender);
     return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
-  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
+  const uintptr_t flags = WaitedCall::is_waited(arg_drop) ? RingEntry::kWaited : 0;  // as post_now's caller gave
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this, flags);
   return true;
 }
 
@@ -5239,20 +5257,21 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
-  // A waited call (waited_call.h) runs with a task of its own (its result has a slot),
-  // after what ran before it is counted and settled: its caller, once it sees the end,
-  // sees them in the stats, as it would have behind a call with a future. Those at the
-  // run's head (a caller waiting on each call: the usual case) need no shared task.
+  // A waited call (waited_call.h) runs with a task of its own (its result has a slot).
+  // A run is all waited calls or none (FastRun takes the entries whose word3 is the
+  // first's, RingEntry::kWaited included), so a waited call behind others starts a run
+  // of its own, after what ran before it was counted and settled: its caller, once it
+  // sees the end, sees them in the stats, as it would have behind a call with a future.
   // A stop CANCEL during the run: the calls not started yet never start (actor.h).
   FastCall call = first;
-  while (WaitedCall::is_waited(call.drop)) {
-    ledger_.fast_left();
-    run_waited(lane, call.method, call.arg);
-    if (!more.next_as<kFence>(call)) return;
-    if (cancelling()) [[unlikely]] {
-      run_fast_not_alive(call, more);
-      return;
-    }
+  if (WaitedCall::is_waited(call.drop)) {
+    do {
+      ledger_.fast_left();
+      run_waited(lane, call.method, call.arg);
+      if (!more.next_as<kFence>(call)) return;
+    } while (!cancelling());
+    run_fast_not_alive(call, more);
+    return;
   }
   uint64_t succeeded = 0;
   const bool may_end_thread = take_thread_may_end();  // once for the run's calls
@@ -5273,15 +5292,6 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
       return;
     }
     ledger_.fast_left();
-    if (WaitedCall::is_waited(call.drop)) [[unlikely]] {
-      current.reset();
-      ledger_.fast_succeeded(succeeded);
-      settle_fast(succeeded);
-      succeeded = 0;
-      run_waited(lane, call.method, call.arg);
-      start_task();
-      continue;
-    }
     const bool ok = run_current_task_allowing(
         *task, may_end_thread, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {
@@ -5389,7 +5399,7 @@ bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, in
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
   w->arm(arg.get(), arg.drop_fn(), default_lane_->presence());
-  if (!post_fast(sender, m, w, &WaitedCall::marker)) return false;
+  if (!post_fast(sender, m, w, &WaitedCall::marker, RingEntry::kWaited)) return false;
   (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
   *terminal = w->wait();
   return true;
@@ -8304,7 +8314,7 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
     // The target runs this call and the ones right behind it that are its too.
     FastTarget* target = e->fast_target();
-    FastRun more(*this, *r, target, kBatch - ran - 1);
+    FastRun more(*this, *r, e->word3, kBatch - ran - 1);
     target->run_fast(lane, e->fast_call(word0), more);
     ran += 1 + more.finish();
   }

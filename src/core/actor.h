@@ -190,14 +190,16 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // caller's hot path, which then keeps no registers for rare turns: post_now does what
   // needs no call out of line, finish_post (out of line) the rest. kPosted, or
   // finish_post true: queued (arg_drop belongs to the call). kRefused, or finish_post
-  // false: call() must take it (arg untouched).
+  // false: call() must take it (arg untouched). flags: the entry's (RingEntry::kWaited
+  // for a waited call, whose arg_drop is WaitedCall::marker; else 0).
   [[nodiscard]] FastPost post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
-                                  tether_drop_fn arg_drop) noexcept;
+                                  tether_drop_fn arg_drop, uintptr_t flags = 0) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
                                  tether_drop_fn arg_drop) noexcept;
   // post_now_as: post_now past its rule, its fences as kFence (light_fence_kind()).
   template <LightFence kFence>
-  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  [[nodiscard]] FastPost post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                                     uintptr_t flags) noexcept;
   // try_call_waited: call(nullptr, m, arg) through sender, its caller (this thread)
   // waiting for its end with no deadline, made as this thread's WaitedCall
   // (waited_call.h): true once it ended, its terminal state in *terminal and its outcome
@@ -253,7 +255,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // for the ring); arg is untouched then. Inline (below the class): it is most of a
   // fire-and-forget call, and a call into it would spill the caller's arguments for
   // the general path.
-  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
+  // flags: as post_now's.
+  [[nodiscard]] bool post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                               uintptr_t flags) noexcept;
   // post_fast_rare: post_fast with its rare turns (a ring block to reserve, marks to
   // write), for finish_post.
   [[nodiscard]] bool post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept;
@@ -362,24 +366,25 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
 };
 
-inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
-  const FastPost how = post_now(sender, nullptr, false, m, arg, arg_drop);
+inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                             uintptr_t flags) noexcept {
+  const FastPost how = post_now(sender, nullptr, false, m, arg, arg_drop, flags);
   return how == FastPost::kPosted || finish_post(how, sender, m, arg, arg_drop);
 }
 
 inline Actor::FastPost Actor::post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m,
-                                      void* arg, tether_drop_fn arg_drop) noexcept {
+                                      void* arg, tether_drop_fn arg_drop, uintptr_t flags) noexcept {
   if (!fast_path_applies(group, want_future)) return FastPost::kRefused;
   // Its two fences read what they are once.
   if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
-    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop);
+    return post_now_as<LightFence::kCompilerOnly>(sender, m, arg, arg_drop, flags);
   }
-  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop);
+  return post_now_as<LightFence::kFull>(sender, m, arg, arg_drop, flags);
 }
 
 template <LightFence kFence>
-inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg,
-                                         tether_drop_fn arg_drop) noexcept {
+inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
+                                         uintptr_t flags) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
   CallRing& ring = *sender.ring;
@@ -387,7 +392,7 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
-  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this)) [[unlikely]] {
+  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this, flags)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
   return FastPost::kPosted;
@@ -399,7 +404,7 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
                                           Deadline room, SenderSource* senders) {
   if (senders != nullptr && fast_path_applies(group, want_future)) {
     Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn())) {
+    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
       (void)arg.release();  // the call owns it now
       return nullptr;
     }

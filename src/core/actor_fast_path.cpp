@@ -50,7 +50,8 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
     unaccept_fast(sender);
     return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
-  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this);
+  const uintptr_t flags = WaitedCall::is_waited(arg_drop) ? RingEntry::kWaited : 0;  // as post_now's caller gave
+  default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this, flags);
   return true;
 }
 
@@ -100,20 +101,21 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
-  // A waited call (waited_call.h) runs with a task of its own (its result has a slot),
-  // after what ran before it is counted and settled: its caller, once it sees the end,
-  // sees them in the stats, as it would have behind a call with a future. Those at the
-  // run's head (a caller waiting on each call: the usual case) need no shared task.
+  // A waited call (waited_call.h) runs with a task of its own (its result has a slot).
+  // A run is all waited calls or none (FastRun takes the entries whose word3 is the
+  // first's, RingEntry::kWaited included), so a waited call behind others starts a run
+  // of its own, after what ran before it was counted and settled: its caller, once it
+  // sees the end, sees them in the stats, as it would have behind a call with a future.
   // A stop CANCEL during the run: the calls not started yet never start (actor.h).
   FastCall call = first;
-  while (WaitedCall::is_waited(call.drop)) {
-    ledger_.fast_left();
-    run_waited(lane, call.method, call.arg);
-    if (!more.next_as<kFence>(call)) return;
-    if (cancelling()) [[unlikely]] {
-      run_fast_not_alive(call, more);
-      return;
-    }
+  if (WaitedCall::is_waited(call.drop)) {
+    do {
+      ledger_.fast_left();
+      run_waited(lane, call.method, call.arg);
+      if (!more.next_as<kFence>(call)) return;
+    } while (!cancelling());
+    run_fast_not_alive(call, more);
+    return;
   }
   uint64_t succeeded = 0;
   const bool may_end_thread = take_thread_may_end();  // once for the run's calls
@@ -134,15 +136,6 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
       return;
     }
     ledger_.fast_left();
-    if (WaitedCall::is_waited(call.drop)) [[unlikely]] {
-      current.reset();
-      ledger_.fast_succeeded(succeeded);
-      settle_fast(succeeded);
-      succeeded = 0;
-      run_waited(lane, call.method, call.arg);
-      start_task();
-      continue;
-    }
     const bool ok = run_current_task_allowing(
         *task, may_end_thread, [&](tether_task* t) { return call.method(t, state_ptr_, call.arg); }, err);
     if (call.drop != nullptr) {

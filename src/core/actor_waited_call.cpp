@@ -29,7 +29,7 @@ bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, in
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
   w->arm(arg.get(), arg.drop_fn(), default_lane_->presence());
-  if (!post_fast(sender, m, w, &WaitedCall::marker)) return false;
+  if (!post_fast(sender, m, w, &WaitedCall::marker, RingEntry::kWaited)) return false;
   (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
   *terminal = w->wait();
   return true;

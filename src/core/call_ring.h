@@ -44,7 +44,12 @@ struct FastCall {
 // call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
   enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
-  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 2-aligned
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 4-aligned
+  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h), so
+  // that a run of calls (FastRun: the entries whose word3 is the first's) is all waited
+  // calls or none, and the run's loop need not tell them apart call by call.
+  static constexpr uintptr_t kWaited = 2;
+  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited);
 
   std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3
@@ -55,7 +60,7 @@ struct RingEntry {
   [[nodiscard]] SourceMarks marks() const noexcept;
   // kFast: the call's target, and the call (word0 as the consumer loaded it).
   [[nodiscard]] FastTarget* fast_target() const noexcept {
-    return reinterpret_cast<FastTarget*>(word3 & ~kKindMask);
+    return reinterpret_cast<FastTarget*>(word3 & kTargetMask);
   }
   [[nodiscard]] FastCall fast_call(uintptr_t word0_seen) const noexcept {
     return FastCall{reinterpret_cast<tether_method_fn>(word0_seen), reinterpret_cast<void*>(word1),
@@ -120,16 +125,19 @@ class CallRing {
   }
   // has_room: n more entries fit in the block being written (no block to link).
   [[nodiscard]] bool has_room(size_t n) const noexcept { return write_pos_ + n <= kBlockEntries; }
-  void append_fast(const FastCall& call, FastTarget* target) noexcept { write_entry(next_slot(), call, target); }
+  // flags: 0, or RingEntry::kWaited.
+  void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
+    write_entry(next_slot(), call, target, flags);
+  }
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
   // append_fast_with_room: append_fast once has_room(1) held; returns the count to
   // publish (publish_count).
-  [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target) noexcept {
+  [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     const uint64_t count = count_ + 1;
     count_ = count;
-    write_entry(write_block_->entries[write_pos_++], call, target);
+    write_entry(write_block_->entries[write_pos_++], call, target, flags);
     return count;
   }
   // publish_count: publish() for the count append_fast_with_room returned, from a register.
@@ -203,11 +211,11 @@ class CallRing {
     ++count_;
     return write_block_->entries[write_pos_++];
   }
-  static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target) noexcept {
+  static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
     e.word1 = reinterpret_cast<uintptr_t>(call.arg);
     e.word2 = reinterpret_cast<uintptr_t>(call.drop);
-    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast;
+    e.word3 = reinterpret_cast<uintptr_t>(target) | RingEntry::kFast | flags;
   }
   // for_each_other_source: f(s) for the mailbox and the first `rings` rings but this one,
   // while f returns true; whether it always did. Element by element: no array is built

@@ -249,7 +249,7 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
     // The target runs this call and the ones right behind it that are its too.
     FastTarget* target = e->fast_target();
-    FastRun more(*this, *r, target, kBatch - ran - 1);
+    FastRun more(*this, *r, e->word3, kBatch - ran - 1);
     target->run_fast(lane, e->fast_call(word0), more);
     ran += 1 + more.finish();
   }

@@ -163,9 +163,10 @@ class Inbox {
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
+  // flags: 0, or RingEntry::kWaited.
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     ring.append_marks(published_count(), rings_to_mark());
-    ring.append_fast(call, &target);
+    ring.append_fast(call, &target, flags);
     publish_fast(ring);
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves without its rare
@@ -177,8 +178,8 @@ class Inbox {
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
-  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    ring.publish_count(ring.append_fast_with_room(call, &target));
+  void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    ring.publish_count(ring.append_fast_with_room(call, &target, flags));
     chaos_point();
     light_fence_as<kFence>();  // P1, as publish_fast_as
   }
@@ -306,8 +307,10 @@ class FastRun {
  public:
   FastRun() noexcept = default;  // none: a call taken alone (Inbox::run)
   // Right after drain_ring stepped past the run's first call.
-  FastRun(Inbox& inbox, CallRing& ring, const FastTarget* target, uint32_t limit) noexcept
-      : inbox_(&inbox), ring_(&ring), target_word_(reinterpret_cast<uintptr_t>(target) | RingEntry::kFast), room_(limit) {
+  // target_word: word3 of the run's first call; the run takes the entries right behind
+  // it whose word3 is the same (the same target, all waited calls or none).
+  FastRun(Inbox& inbox, CallRing& ring, uintptr_t target_word, uint32_t limit) noexcept
+      : inbox_(&inbox), ring_(&ring), target_word_(target_word), room_(limit) {
     open_span();
   }
   FastRun(const FastRun&) = delete;
@@ -323,7 +326,7 @@ class FastRun {
   [[nodiscard]] bool next_as(FastCall& call) noexcept {
     while (at_ != end_) {
       RingEntry* e = at_;
-      if (e->word3 != target_word_) return false;  // marks (their kind bit), or another target's
+      if (e->word3 != target_word_) return false;  // marks (their kind bit), another target's, or waited or not unlike the run
       at_ = e + 1;
       ring_->step_to(at_);
       light_fence_as<kFence>();  // as step_ring's

@@ -85,8 +85,8 @@ class PinnedLane final : public Lane {
   void end_lease(CallRing& ring) noexcept { inbox_.end_lease(ring); }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast(ring, call, target);
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    inbox_.push_fast(ring, call, target, flags);
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
@@ -96,8 +96,9 @@ class PinnedLane final : public Lane {
   // caller once for its fences.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept { return inbox_.ready_to_push_fast(ring); }
   template <LightFence kFence>
-  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target) noexcept {
-    inbox_.push_fast_ready<kFence>(ring, call, target);
+  [[nodiscard]] bool push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target,
+                                     uintptr_t flags) noexcept {
+    inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.

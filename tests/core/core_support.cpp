@@ -43,7 +43,7 @@ FastCall TestTarget::call(uint64_t id) {
 
 bool push_fast(Inbox& inbox, tether::CallRing& ring, TestTarget& target, uint64_t id) {
   if (!ring.try_reserve(2)) return false;
-  inbox.push_fast(ring, TestTarget::call(id), target);
+  inbox.push_fast(ring, TestTarget::call(id), target, /*flags=*/0);
   return true;
 }
 
