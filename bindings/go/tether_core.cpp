@@ -1271,7 +1271,11 @@ class LazyThreadGroup {
 //     leaves the forking thread's actor cache (capi/actor_cache.cpp).
 //   - A library thread that forked from a callback is, in the child, the only thread: when
 //     the callback returns there, it runs nothing more of the parent's work and ends
-//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
+//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0. The child
+//     handler marks the task current on the forking thread (Task::mark_forked), so that
+//     its runner sees the fork past its common case, one test (task.h); a drop that forks
+//     in a run of fire-and-forget calls, with no task current, is checked after it
+//     (actor_fast_path.cpp). cpp.Process.ForkInsideACallbackEndsTheChild holds them.
 
 #include <atomic>
 #include <cstdint>
@@ -3634,8 +3638,18 @@ class Task {
   [[nodiscard]] bool from_parent_process() const noexcept { return epoch_ != fork_epoch(); }
 
   // record_failure: the task fails with e even if it then returns OK; a later record wins.
-  void record_failure(ErrorPtr e) noexcept { failure_ = std::move(e); }
+  void record_failure(ErrorPtr e) noexcept {
+    failure_ = std::move(e);
+    unusual_ = true;
+  }
   [[nodiscard]] const ErrorPtr& failure() const noexcept { return failure_; }
+  // unusual: the callback did something its runner must look at past the common case: it
+  // recorded a failure, made a scope for nested threads (scope_for_spawn), or forked and
+  // returns in the child (mark_forked, by the fork handler). One byte: the common case
+  // (a callback that returned OK and did none of these) is one test.
+  [[nodiscard]] bool unusual() const noexcept { return unusual_; }
+  // mark_forked: the fork child handler's, for the task current on the forking thread.
+  void mark_forked() noexcept { unusual_ = true; }
 
   // current: the task whose callback runs on this thread now, or null.
   [[nodiscard]] static Task* current() noexcept;
@@ -3651,6 +3665,7 @@ class Task {
   CallFuture* call_ = nullptr;
   const std::string& thread_name_;
   bool is_target_;
+  bool unusual_ = false;
   uint32_t epoch_;  // the fork epoch the task began in
   const Origin* origin_;
   ErrorPtr failure_;
@@ -3727,8 +3742,11 @@ template <class Invoke>
     err = exception_error(task);
     return false;
   }
-  if (task.from_parent_process()) [[unlikely]] end_forked_callback();
-  if (rc == TETHER_OK && !task.failure()) [[likely]] return true;  // the common case, inline
+  // The common case, inline. A callback that forked returns in the child with its task
+  // marked (fork_guard.cpp), so the fork is seen past this test.
+  if (rc == TETHER_OK && !task.unusual()) [[likely]] return true;
+  if (task.from_parent_process()) end_forked_callback();
+  if (rc == TETHER_OK && !task.failure()) return true;
   try {
     err = task_outcome(task, rc);
   } catch (...) {  // only bad_alloc is possible: keep "it failed" rather than lose it
@@ -5297,9 +5315,10 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
     if (call.drop != nullptr) {
       current.reset();
       call.drop(call.arg);
+      if (task->from_parent_process()) [[unlikely]] end_forked_callback();  // the drop forked: no task to mark
       current.emplace(*task);
     }
-    if (!ok || task->lazy_scope()) [[unlikely]] {
+    if (!ok || (task->unusual() && task->lazy_scope())) [[unlikely]] {
       current.reset();
       finish_fast(*task, std::move(err));
       err = nullptr;
@@ -7616,6 +7635,9 @@ void parent() {
 
 void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // A callback that forked returns here first: its runner looks past the common case
+  // (Task::unusual) and ends the child (end_forked_callback).
+  if (Task* forking = Task::current()) forking->mark_forked();
   LanePresence::after_fork_in_child();
   FutureGraveyard::after_fork_in_child();  // before the pools: its entries are never dropped
   ScopePool::after_fork_in_child();
@@ -9422,6 +9444,7 @@ Scope& Task::scope_for_spawn() {
   if (call_ != nullptr) call_->adopt_nested(made);
   lazy_scope_ = std::move(made);
   scope_ = lazy_scope_.get();
+  unusual_ = true;
   return *scope_;
 }
 

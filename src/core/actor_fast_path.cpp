@@ -141,9 +141,10 @@ void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexce
     if (call.drop != nullptr) {
       current.reset();
       call.drop(call.arg);
+      if (task->from_parent_process()) [[unlikely]] end_forked_callback();  // the drop forked: no task to mark
       current.emplace(*task);
     }
-    if (!ok || task->lazy_scope()) [[unlikely]] {
+    if (!ok || (task->unusual() && task->lazy_scope())) [[unlikely]] {
       current.reset();
       finish_fast(*task, std::move(err));
       err = nullptr;

@@ -13,6 +13,7 @@
 #include "core/call_future_pool.h"
 #include "core/scope_pool.h"
 #include "core/spin_policy.h"
+#include "core/task.h"
 #include "core/thread_group.h"
 
 namespace tether {
@@ -55,6 +56,9 @@ void parent() {
 
 void child() {
   g_epoch.store(g_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // A callback that forked returns here first: its runner looks past the common case
+  // (Task::unusual) and ends the child (end_forked_callback).
+  if (Task* forking = Task::current()) forking->mark_forked();
   LanePresence::after_fork_in_child();
   FutureGraveyard::after_fork_in_child();  // before the pools: its entries are never dropped
   ScopePool::after_fork_in_child();

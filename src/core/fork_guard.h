@@ -18,7 +18,11 @@
 //     leaves the forking thread's actor cache (capi/actor_cache.cpp).
 //   - A library thread that forked from a callback is, in the child, the only thread: when
 //     the callback returns there, it runs nothing more of the parent's work and ends
-//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0.
+//     (lane.cpp, thread_runner.cpp), which ends the child with exit status 0. The child
+//     handler marks the task current on the forking thread (Task::mark_forked), so that
+//     its runner sees the fork past its common case, one test (task.h); a drop that forks
+//     in a run of fire-and-forget calls, with no task current, is checked after it
+//     (actor_fast_path.cpp). cpp.Process.ForkInsideACallbackEndsTheChild holds them.
 #pragma once
 
 #include <atomic>

@@ -46,6 +46,7 @@ Scope& Task::scope_for_spawn() {
   if (call_ != nullptr) call_->adopt_nested(made);
   lazy_scope_ = std::move(made);
   scope_ = lazy_scope_.get();
+  unusual_ = true;
   return *scope_;
 }
 

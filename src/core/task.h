@@ -64,8 +64,18 @@ class Task {
   [[nodiscard]] bool from_parent_process() const noexcept { return epoch_ != fork_epoch(); }
 
   // record_failure: the task fails with e even if it then returns OK; a later record wins.
-  void record_failure(ErrorPtr e) noexcept { failure_ = std::move(e); }
+  void record_failure(ErrorPtr e) noexcept {
+    failure_ = std::move(e);
+    unusual_ = true;
+  }
   [[nodiscard]] const ErrorPtr& failure() const noexcept { return failure_; }
+  // unusual: the callback did something its runner must look at past the common case: it
+  // recorded a failure, made a scope for nested threads (scope_for_spawn), or forked and
+  // returns in the child (mark_forked, by the fork handler). One byte: the common case
+  // (a callback that returned OK and did none of these) is one test.
+  [[nodiscard]] bool unusual() const noexcept { return unusual_; }
+  // mark_forked: the fork child handler's, for the task current on the forking thread.
+  void mark_forked() noexcept { unusual_ = true; }
 
   // current: the task whose callback runs on this thread now, or null.
   [[nodiscard]] static Task* current() noexcept;
@@ -81,6 +91,7 @@ class Task {
   CallFuture* call_ = nullptr;
   const std::string& thread_name_;
   bool is_target_;
+  bool unusual_ = false;
   uint32_t epoch_;  // the fork epoch the task began in
   const Origin* origin_;
   ErrorPtr failure_;
@@ -157,8 +168,11 @@ template <class Invoke>
     err = exception_error(task);
     return false;
   }
-  if (task.from_parent_process()) [[unlikely]] end_forked_callback();
-  if (rc == TETHER_OK && !task.failure()) [[likely]] return true;  // the common case, inline
+  // The common case, inline. A callback that forked returns in the child with its task
+  // marked (fork_guard.cpp), so the fork is seen past this test.
+  if (rc == TETHER_OK && !task.unusual()) [[likely]] return true;
+  if (task.from_parent_process()) end_forked_callback();
+  if (rc == TETHER_OK && !task.failure()) return true;
   try {
     err = task_outcome(task, rc);
   } catch (...) {  // only bad_alloc is possible: keep "it failed" rather than lose it

@@ -9,6 +9,10 @@
 //                        (the child calls _exit); the parent's runner is unaffected
 //   fork-exit            the same, but the child ends with exit(): the library's static
 //                        teardown must not touch the parent's threads there
+//   fork-in-callback     an actor method (fire and forget, and with a future) and an arg's
+//                        drop fork: each child ends (exit code 0) as the callback returns
+//                        there, before any call queued behind it runs in it; the parent
+//                        runs them all
 //   exit-with N          exits with code N at once (what a forked test child execs)
 //   time-slice           prints the time slices (Linux sched_getattr's sched_runtime, ns) of
 //                        a plain thread that asked for 300000 itself, the main thread, an
@@ -253,6 +257,106 @@ int fork_mode(bool child_exit) {
   return result;
 }
 
+// fork-in-callback: the parent's pid, the children forked, and the pipe a call queued
+// behind a fork writes to when it runs in a child.
+pid_t g_parent_pid = 0;
+std::atomic<pid_t> g_child{0};
+int g_witness_fd = -1;
+std::atomic<int> g_witnessed{0};
+
+void fork_here() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(10);  // a child the library does not end lives on: SIGALRM, which the parent sees
+    return;     // the callback returns in the child: the library must end it now
+  }
+  g_child.store(pid);
+}
+tether_status forking_method(tether_task *, void *, void *) {
+  fork_here();
+  return TETHER_OK;
+}
+void forking_drop(void *) { fork_here(); }
+tether_status nothing(tether_task *, void *, void *) { return TETHER_OK; }
+tether_status witness(tether_task *, void *, void *) {
+  if (getpid() != g_parent_pid) {
+    (void)!write(g_witness_fd, "W", 1);  // a call of the parent's ran in a child
+  } else {
+    g_witnessed.fetch_add(1);
+  }
+  return TETHER_OK;
+}
+tether_status no_state(tether_task *, void *, void **state) {
+  *state = nullptr;
+  return TETHER_OK;
+}
+
+// wait_child: the child forked by the last fork_here ended with exit code 0.
+bool wait_child(const char *what) {
+  const pid_t pid = g_child.exchange(0);
+  int status = 0;
+  if (pid <= 0 || waitpid(pid, &status, 0) != pid) {
+    std::fprintf(stderr, "process_helper: %s: no child to wait for\n", what);
+    return false;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "process_helper: %s: the child ended with status %d\n", what, status);
+    return false;
+  }
+  return true;
+}
+
+int fork_in_callback() {
+  g_parent_pid = getpid();
+  int fds[2];
+  if (pipe(fds) != 0) return fail("pipe");
+  g_witness_fd = fds[1];
+  tether_actor a{};
+  if (tether_actor_create(nullptr, no_state, nullptr, nullptr, nullptr, &a) != TETHER_OK) return fail("create");
+  auto witnesses = [&] {
+    for (int i = 0; i < 3; ++i) {
+      if (tether_actor_call(a, nullptr, witness, nullptr, nullptr, nullptr) != TETHER_OK) return false;
+    }
+    return tether_actor_call_wait(a, nullptr, nothing, nullptr, nullptr, -1, nullptr, nullptr) == TETHER_OK;
+  };
+  int result = 0;
+  // A fire-and-forget method forks (a run of fire-and-forget calls behind it).
+  if (tether_actor_call(a, nullptr, forking_method, nullptr, nullptr, nullptr) != TETHER_OK || !witnesses()) {
+    result = 2;
+  } else if (!wait_child("fire-and-forget method")) {
+    result = 3;
+  }
+  // An arg's drop forks, after its method ran.
+  if (result == 0 && (tether_actor_call(a, nullptr, nothing, &g_witnessed, forking_drop, nullptr) != TETHER_OK ||
+                      !witnesses())) {
+    result = 4;
+  } else if (result == 0 && !wait_child("arg drop")) {
+    result = 5;
+  }
+  // A method called with a future forks.
+  tether_future f{};
+  if (result == 0 && (tether_actor_call(a, nullptr, forking_method, nullptr, nullptr, &f) != TETHER_OK ||
+                      tether_future_wait(f, -1) != TETHER_OK || tether_future_release(f) != TETHER_OK || !witnesses())) {
+    result = 6;
+  } else if (result == 0 && !wait_child("method with a future")) {
+    result = 7;
+  }
+  if (tether_actor_release(a) != TETHER_OK) result = result ? result : 8;
+  close(fds[1]);
+  char buf[16];
+  const ssize_t n = read(fds[0], buf, sizeof buf);
+  close(fds[0]);
+  if (n != 0) {
+    std::fprintf(stderr, "process_helper: %zd call(s) of the parent's ran in a child\n", n);
+    result = result ? result : 9;
+  }
+  if (result == 0 && g_witnessed.load() != 9) {
+    std::fprintf(stderr, "process_helper: the parent ran %d of its 9 calls\n", g_witnessed.load());
+    result = 10;
+  }
+  return result;
+}
+
 // SchedAttr: the kernel's struct sched_attr, first version (48 bytes).
 struct SchedAttr {
   uint32_t size, policy;
@@ -356,6 +460,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "fork") return fork_mode(false);
   if (mode == "fork-exit") return fork_mode(true);
+  if (mode == "fork-in-callback") return fork_in_callback();
   if (mode == "time-slice") return time_slice();
   return fail("unknown mode");
 }

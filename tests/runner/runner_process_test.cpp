@@ -190,6 +190,21 @@ TEST(Process, ForkChildGetsForkedParentUnaffected) {
   EXPECT_EQ(0, res.exit_code()) << res.describe();
 }
 
+// A callback that forks returns in the child, where the library ends the process (exit
+// code 0) before anything queued behind the callback runs: an actor's fire-and-forget
+// method, an arg's drop after its method, a method called with a future. The parent runs
+// every call. Leaks unchecked: the child ends with exit() (see fork-exit).
+TEST(Process, ForkInsideACallbackEndsTheChild) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support fork() in a multithreaded process";
+#endif
+  const RunResult res = run_helper("fork-in-callback", /*no_leak_check=*/true);
+  ASSERT_TRUE(res.started);
+  EXPECT_FALSE(res.timed_out) << res.describe();
+  EXPECT_TRUE(res.exited()) << res.describe();
+  EXPECT_EQ(0, res.exit_code()) << res.describe();
+}
+
 // The same child ending with exit() (static destructors and atexit handlers run there): the
 // library must neither join nor drop the parent's objects in the child.
 TEST(Process, ForkChildExitDoesNotTouchParentThreads) {
