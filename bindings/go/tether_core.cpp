@@ -4183,12 +4183,15 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
                                          uintptr_t flags) noexcept {
   // post_fast_rare's steps, in its order, with its rare turns (a block, marks) checked
   // first, so that nothing here calls out of line.
+  // The lane in a local: its register outlives the fence's compiler barrier, the member
+  // would be read again after it.
   CallRing& ring = *sender.ring;
-  if (!default_lane_->ready_to_push_fast(ring)) return FastPost::kRare;
+  PinnedLane& lane = *default_lane_;
+  if (!lane.ready_to_push_fast(ring)) return FastPost::kRare;
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
-  if (default_lane_->push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this, flags)) [[unlikely]] {
+  if (lane.push_fast_ready<kFence>(ring, FastCall{m, arg, arg_drop}, *this, flags)) [[unlikely]] {
     return FastPost::kPostedToParked;
   }
   return FastPost::kPosted;
