@@ -338,15 +338,56 @@ GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed) {
   cases.push_back({Shape::kChainStep, false, "compiled graph, chain A/B/A/...", {}, {}});
   cases.push_back({Shape::kPair, false, "compiled graph A -> B: one execution", {}, {}});
   cases.push_back({Shape::kChained, false, "two chained calls, A then B", {}, {}});
-  std::vector<Case*> schedule;
-  for (Case& c : cases) {
-    for (int i = 0; i < reps; ++i) schedule.push_back(&c);
-  }
+  auto find = [&](Shape shape, bool apart) -> Case* {
+    for (Case& c : cases) {
+      if (c.shape == shape && c.apart == apart) return &c;
+    }
+    return nullptr;
+  };
+  // A unit: one sample, or the two cases a target compares, side by side in a random order
+  // (this VM changes state for seconds at a time: two medians of samples scattered over the
+  // run may each come from another state).
+  struct Unit {
+    Case* first;
+    Case* second = nullptr;
+    bool step_pair = false;  // else the one-CPU pair: A -> B against two chained calls
+  };
+  Case* spsc = find(Shape::kSpsc, true);
+  Case* step_apart = find(Shape::kChainStep, true);
+  Case* pair_same = find(Shape::kPair, false);
+  Case* chained_same = find(Shape::kChained, false);
   std::mt19937 rng(seed + 6);
+  std::vector<Unit> schedule;
+  for (Case& c : cases) {
+    if (&c == spsc || &c == step_apart || &c == pair_same || &c == chained_same) continue;
+    for (int i = 0; i < reps; ++i) schedule.push_back(Unit{&c});
+  }
+  for (int i = 0; i < reps; ++i) {
+    const bool swap = (rng() & 1) != 0;
+    if (spsc != nullptr && step_apart != nullptr) {
+      schedule.push_back(Unit{swap ? step_apart : spsc, swap ? spsc : step_apart, true});
+    }
+    schedule.push_back(Unit{swap ? chained_same : pair_same, swap ? pair_same : chained_same, false});
+  }
   std::shuffle(schedule.begin(), schedule.end(), rng);
-  for (Case* c : schedule) sample(*c, sample_ms);
+  std::vector<double> step_ratios, pair_ratios;
+  for (const Unit& u : schedule) {
+    sample(*u.first, sample_ms);
+    if (u.second == nullptr) continue;
+    sample(*u.second, sample_ms);
+    if (u.step_pair) {
+      const double floor = spsc->samples.back().ns_per_op;
+      const double step = step_ns(step_apart->samples.back(), step_apart->long_samples.back());
+      if (floor > 0) step_ratios.push_back(step / floor);
+    } else {
+      const double chained = chained_same->samples.back().ns_per_op;
+      if (chained > 0) pair_ratios.push_back(pair_same->samples.back().ns_per_op / chained);
+    }
+  }
 
   GraphStepReport out;
+  if (!step_ratios.empty()) out.step_to_spsc = median(step_ratios);
+  if (!pair_ratios.empty()) out.pair_to_chained = median(pair_ratios);
   std::string& md = out.markdown;
   md += "### A compiled graph's step between two actors (median of " + std::to_string(reps) +
         ")\n\nApart: actor A on the first CPU, actor B on the second, the caller unpinned (the SPSC "
@@ -369,12 +410,6 @@ GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed) {
     text += fmt("%.2f", cpu_of(v, &Sample::other_cpu));
     text += " |";
     return text;
-  };
-  auto find = [&](Shape shape, bool apart) -> const Case* {
-    for (const Case& c : cases) {
-      if (c.shape == shape && c.apart == apart) return &c;
-    }
-    return nullptr;
   };
   auto row = [&](Shape shape, const std::string& what, Figure figure) {
     md += "| " + what + " |" + cell(find(shape, true), figure) + cell(find(shape, false), figure) + "\n";

@@ -12,9 +12,15 @@ struct GraphStepReport {
   double step_apart_ns = 0;       // one more node of a chain (graph_step.cpp), the actors on different CPUs
   double pair_same_ns = 0;        // a two-node execution, everything on one CPU
   double chained_same_ns = 0;     // the same two passes as chained calls, on one CPU
+  // The targets' ratios, each the median of paired ratios (a step's sample taken right
+  // beside an SPSC sample; a two-node execution's beside two chained calls'): 0 when not
+  // measured.
+  double step_to_spsc = 0;
+  double pair_to_chained = 0;
 };
 
-// graph_step_report: every case sampled reps times (sample_ms each), in one random order.
+// graph_step_report: every case sampled reps times (sample_ms each), in one random order;
+// the two cases of each target side by side (as bench/compare pairs tether with a floor).
 GraphStepReport graph_step_report(int reps, int sample_ms, unsigned seed);
 
 }  // namespace compare
