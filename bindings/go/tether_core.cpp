@@ -2189,6 +2189,9 @@ class Inbox {
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
   [[nodiscard]] bool anything_queued() noexcept;
+  // published_total: the calls every source has published so far (relaxed: a hint, how
+  // many came while the consumer yielded).
+  [[nodiscard]] uint64_t published_total() const noexcept;
   // try_pop: the next call in program order across the sources; false when none is
   // ready now (empty, or a push half linked: retry).
   [[nodiscard]] bool try_pop(Work& w);
@@ -2490,6 +2493,16 @@ inline void Inbox::run(Work& w, Lane& lane) noexcept {
 // trip 0.98-0.99 -> 1.06-1.10x the futex ping-pong and after 1 ms idle 0.97-1.02 ->
 // 1.27-1.34x (bench/compare), p50 5.3 -> 6.5 us (a C driver); beside a busy loop on that
 // CPU alike with and without (p50 5.0-7.2 us, p99.9 2.3-3.5 ms, as the call with a future's).
+// But the mean is not: beside a busy loop about 1 % of those yields handed the CPU to it
+// for its whole slice (1.4-3.9 ms), so 2,000 waited round trips in a row took 14-18 us
+// each against 11-15 us for calls with a future (20,000 alternating ones: p50 alike, the
+// tail the yield's). So a yield that took over 250 us while at most one call came marks
+// its CPU for 10 s, during which consumers there park at once (pinned_lane.cpp,
+// kYieldHandedAway): measured 2026-12-06, waited round trips beside a busy loop pinned to
+// that CPU 14.1-18.6 -> 14.3-15.5 us (calls with a future 12.1-15.8 beside them), quiet
+// alike (6.0-6.3 us); bench/compare --load 2, target 1's round trip on one CPU 1.33-1.35
+// -> 1.09-1.12x the futex floor (the rest is C3's membarrier: 0.98-1.01x with
+// TETHER_NO_MEMBARRIER=1, at 2.0 against 0.5 us unpinned).
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
@@ -8196,6 +8209,13 @@ CallRing* Inbox::lease_ring() {
   return nullptr;
 }
 
+uint64_t Inbox::published_total() const noexcept {
+  uint64_t n = published_[kMailboxSource].value.load(std::memory_order_relaxed);
+  const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
+  for (size_t s = 0; s < rings; ++s) n += published_[s].value.load(std::memory_order_relaxed);
+  return n;
+}
+
 bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
   // No ring counted, no ring entry. Read seq_cst: a ring counted after this load has its
@@ -8720,6 +8740,26 @@ void Lane::drain_here() {
 
 namespace tether {
 
+namespace {
+
+// C1's yield when another process shares this CPU (spin_policy.h, "The one yield"): a
+// yield that took longer than kYieldHandedAway while at most one call came (a waited
+// call's caller posts its next one within ~5 us: p99 7 us measured on a quiet CPU; a
+// producer that streams fire-and-forget calls posts thousands) gave the CPU to another
+// thread, for up to its whole time slice (1.4-3.9 ms measured beside a busy loop). Then
+// no consumer on that CPU yields for kYieldRest (parks at once), a process-wide hint per
+// CPU (the load is the machine's, and outlives any one lane). 10 s: under a steady load
+// the next try costs ~2 ms in 10 s; a 1 s rest left one such try in most of
+// bench/compare's 15 ms samples (1.11x the futex floor against 1.00x for a call with a
+// future); once the load is gone a waited round trip on one CPU is ~11 % slower for at
+// most that long (6.9-7.1 against 6.2-6.3 us without the yield).
+constexpr std::chrono::microseconds kYieldHandedAway{250};
+constexpr std::chrono::seconds kYieldRest{10};
+constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
+std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
+
+}  // namespace
+
 PinnedLane::PinnedLane(Options options)
     : Lane(std::move(options), /*one_consumer=*/true),
       presence_(LanePresence::acquire()),
@@ -8804,8 +8844,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
-      std::this_thread::yield();
-      if (work_ready()) continue;
+      std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
+      const auto before = Deadline::Clock::now();
+      if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
+        const uint64_t published = inbox_.published_total();
+        std::this_thread::yield();
+        const auto after = Deadline::Clock::now();
+        if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
+          resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
+        }
+        if (work_ready()) continue;
+      }
     }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)

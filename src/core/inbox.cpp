@@ -106,6 +106,13 @@ CallRing* Inbox::lease_ring() {
   return nullptr;
 }
 
+uint64_t Inbox::published_total() const noexcept {
+  uint64_t n = published_[kMailboxSource].value.load(std::memory_order_relaxed);
+  const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
+  for (size_t s = 0; s < rings; ++s) n += published_[s].value.load(std::memory_order_relaxed);
+  return n;
+}
+
 bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
   // No ring counted, no ring entry. Read seq_cst: a ring counted after this load has its

@@ -193,6 +193,9 @@ class Inbox {
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
   [[nodiscard]] bool anything_queued() noexcept;
+  // published_total: the calls every source has published so far (relaxed: a hint, how
+  // many came while the consumer yielded).
+  [[nodiscard]] uint64_t published_total() const noexcept;
   // try_pop: the next call in program order across the sources; false when none is
   // ready now (empty, or a push half linked: retry).
   [[nodiscard]] bool try_pop(Work& w);

@@ -15,6 +15,26 @@
 
 namespace tether {
 
+namespace {
+
+// C1's yield when another process shares this CPU (spin_policy.h, "The one yield"): a
+// yield that took longer than kYieldHandedAway while at most one call came (a waited
+// call's caller posts its next one within ~5 us: p99 7 us measured on a quiet CPU; a
+// producer that streams fire-and-forget calls posts thousands) gave the CPU to another
+// thread, for up to its whole time slice (1.4-3.9 ms measured beside a busy loop). Then
+// no consumer on that CPU yields for kYieldRest (parks at once), a process-wide hint per
+// CPU (the load is the machine's, and outlives any one lane). 10 s: under a steady load
+// the next try costs ~2 ms in 10 s; a 1 s rest left one such try in most of
+// bench/compare's 15 ms samples (1.11x the futex floor against 1.00x for a call with a
+// future); once the load is gone a waited round trip on one CPU is ~11 % slower for at
+// most that long (6.9-7.1 against 6.2-6.3 us without the yield).
+constexpr std::chrono::microseconds kYieldHandedAway{250};
+constexpr std::chrono::seconds kYieldRest{10};
+constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
+std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
+
+}  // namespace
+
 PinnedLane::PinnedLane(Options options)
     : Lane(std::move(options), /*one_consumer=*/true),
       presence_(LanePresence::acquire()),
@@ -99,8 +119,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
-      std::this_thread::yield();
-      if (work_ready()) continue;
+      std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
+      const auto before = Deadline::Clock::now();
+      if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
+        const uint64_t published = inbox_.published_total();
+        std::this_thread::yield();
+        const auto after = Deadline::Clock::now();
+        if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
+          resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
+        }
+        if (work_ready()) continue;
+      }
     }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)

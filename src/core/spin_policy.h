@@ -107,6 +107,16 @@
 // trip 0.98-0.99 -> 1.06-1.10x the futex ping-pong and after 1 ms idle 0.97-1.02 ->
 // 1.27-1.34x (bench/compare), p50 5.3 -> 6.5 us (a C driver); beside a busy loop on that
 // CPU alike with and without (p50 5.0-7.2 us, p99.9 2.3-3.5 ms, as the call with a future's).
+// But the mean is not: beside a busy loop about 1 % of those yields handed the CPU to it
+// for its whole slice (1.4-3.9 ms), so 2,000 waited round trips in a row took 14-18 us
+// each against 11-15 us for calls with a future (20,000 alternating ones: p50 alike, the
+// tail the yield's). So a yield that took over 250 us while at most one call came marks
+// its CPU for 10 s, during which consumers there park at once (pinned_lane.cpp,
+// kYieldHandedAway): measured 2026-12-06, waited round trips beside a busy loop pinned to
+// that CPU 14.1-18.6 -> 14.3-15.5 us (calls with a future 12.1-15.8 beside them), quiet
+// alike (6.0-6.3 us); bench/compare --load 2, target 1's round trip on one CPU 1.33-1.35
+// -> 1.09-1.12x the futex floor (the rest is C3's membarrier: 0.98-1.01x with
+// TETHER_NO_MEMBARRIER=1, at 2.0 against 0.5 us unpinned).
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
