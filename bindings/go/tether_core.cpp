@@ -8749,10 +8749,10 @@ namespace {
 // thread, for up to its whole time slice (1.4-3.9 ms measured beside a busy loop). Then
 // no consumer on that CPU yields for kYieldRest (parks at once), a process-wide hint per
 // CPU (the load is the machine's, and outlives any one lane). 10 s: under a steady load
-// the next try costs ~2 ms in 10 s; a 1 s rest left one such try in most of
-// bench/compare's 15 ms samples (1.11x the futex floor against 1.00x for a call with a
-// future); once the load is gone a waited round trip on one CPU is ~11 % slower for at
-// most that long (6.9-7.1 against 6.2-6.3 us without the yield).
+// the next try costs ~2 ms in 10 s (bench/compare --load 2 read alike with 1 s and 10 s:
+// 1.11 / 1.11x and 1.09 / 1.12x the futex floor on one CPU); once the load is gone a
+// waited round trip on one CPU is ~11 % slower for at most that long (7.0-7.1 against
+// 6.3 us without the yield).
 constexpr std::chrono::microseconds kYieldHandedAway{250};
 constexpr std::chrono::seconds kYieldRest{10};
 constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
