@@ -52,7 +52,8 @@
 // just woken a waiter parked on this CPU (spinning would only delay the thread that will
 // push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
 // yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
-// says why), else within an adaptive budget (idle_budget_ns_, between
+// says why; not for 10 s on a CPU where such a yield was handed to another thread:
+// pinned_lane.cpp, kYieldHandedAway), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
 // work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
 // is a full one). The consumer publishes
