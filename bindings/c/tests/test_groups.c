@@ -619,7 +619,7 @@ TEST(cg_thread_create_fails) {
   CHECK_EQ(a.id, 0);
   CHECK_EQ(counter_get(&r.drops), 1);
   CHECK_EQ(counter_get(&r.ctor_runs), 0);
-  CHECK_EQ(os_thread_count(), base + 1); /* the executor's thread only */
+  CHECK_SOON(os_thread_count() == base + 1); /* the executor's thread only (a refused one leaves /proc a moment after its join) */
   CHECK_EQ(tether_debug_unjoined_threads(), 1);
   {
     note n;
