@@ -165,10 +165,12 @@ void heavy_fence() noexcept;
 // 876 of RSS each with its handle and destructor call). Per call, producers write only the
 // producers' line and the threads that run calls only the consumers' line, so a call does
 // not bounce a line between the two sides; what either side writes only rarely (sender
-// open and close, a released handle: under mutex_) fills the producers' line. The slow
-// paths' fields (capacity_, read by both sides, the rest written only under a lock taken
-// off the hot paths) follow, on no line of their own: the owner's rarely written fields
-// share theirs. The ledger does not align itself (an alignas would make its owner
+// open and close, a released handle: under mutex_) and the capacity, which every admit
+// reads, fill the producers' line (with the capacity on the slow paths' line, 100,000
+// actors called in turn took a cache miss more a call on the caller's side: callgrind,
+// 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
+// bounded, the rest written only under a lock taken off the hot paths) follow, on no line
+// of their own: the owner's rarely written fields share theirs. The ledger does not align itself (an alignas would make its owner
 // 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
 // owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
 // counts share the consumers' line with the general ones: on an actor without groups one
@@ -750,8 +752,8 @@ class CallLedger {
 
   // The producers' line (its start is where the owner put the ledger).
   std::atomic<uint64_t> admitted_{0};
-  std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> owner_accepted_{0};
+  const size_t capacity_;                  // 0: unbounded. Read by every admit: on this line
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   bool handle_ended_ = false;              // guarded by mutex_
   std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
@@ -764,9 +766,12 @@ class CallLedger {
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
   // The slow paths' fields.
-  const size_t capacity_;  // 0: unbounded
+  std::atomic<uint64_t> rejected_{0};
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
+  // bounded_: capacity_ != 0, for leave(): the consumers' copy, so that they never read
+  // the producers' line. After the mutex: in its word's padding.
+  const bool bounded_;
   EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
 };
 
@@ -1228,26 +1233,37 @@ class LazyThreadGroup {
 // A slot holds any Call of the library (kSlotSize bytes: the largest, a method or task
 // call with a future, is 104; each Call class asserts that it fits). A call is typically
 // allocated on the producer and freed on the executing thread: the magazines
-// (core/magazine_pool.h) carry the slots back. With malloc's header a slot is a 128-byte
-// chunk when the pool is bypassed (AddressSanitizer).
+// (core/magazine_pool.h) carry the slots back. The slots are carved from a slab
+// (block_slab.h), never the heap: every actor's constructor call is one, made by the
+// creating thread and freed by the actor's, so 100,000 actors made 100,000 heap chunks
+// that the executors freed into the creator's arena, past the depot; the creator's next
+// large allocation then merged them all (glibc's malloc_consolidate: ~74 instructions and
+// 2.8 cache misses a call averaged over the next 100,000 calls with a future, in callgrind).
+// As for the other slabs, the chunks are kept: the most calls a process ever had queued
+// at once stay reserved for its later calls (112 bytes each), reused, never given back.
+// Under AddressSanitizer every slot is a heap allocation of its own (pool_bypass.h).
 
-// ---- core/magazine_pool.h ----
-// MagazinePool: fixed-size blocks that a steady stream of objects made on one thread and
-// freed on another reuses without touching the heap (Bonwick's magazine allocator, in
-// miniature). Each thread keeps a magazine of free blocks; a full magazine travels to a
-// small mutex-protected depot and an empty one is refilled from it: one lock per
-// kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
-// use-after-free stays detectable.
+// ---- core/block_slab.h ----
+// BlockSlab: blocks of one size and alignment for objects made by the thousand (actors:
+// bench/compare makes 100,000), carved kChunkBlocks at a time out of one aligned heap
+// allocation (after a header of kAlign bytes that links the chunks) and kept for reuse
+// once freed. A block then costs its size and a few
+// instructions: an actor's 512-byte, 64-byte-aligned block from the heap took ~460
+// instructions of glibc's memalign and ~560 bytes (its header, and the alignment's slack).
+// Chunks are never given back: their blocks go to later objects, and the ones still
+// kept at exit are reachable from the slab, not leaked. Under AddressSanitizer every
+// block is a heap allocation of its own (pool_bypass.h).
 //
-// The pools of the library: CallPool (core/call_pool.h), CallFuturePool (core/call_future_pool.h)
-// and ScopePool (core/scope_pool.h),
-// each an instantiation with its own size, depot, magazine and thread-exit cleanup.
+// Once a slab has carved kHugeAfterBytes, its next chunks are huge-page regions
+// (platform::map_huge_region, 2 MiB) when the OS gives them: for 100,000 actors the page
+// faults of 4 KiB pages were most of a create's time (bench/README.md: 12,500 of them,
+// ~500 -> ~300 ns a create). A program with a few actors never maps one.
 //
-// Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
-// magazines are thread-local. Blocks still pooled at exit are reachable, not leaked.
+// Thread safety: allocate and free from any thread, under the slab's mutex (taken once
+// per object made or freed: objects made by the thousand, not per call). std::allocate_shared
+// takes it through PoolAllocator (pool_allocator.h).
 
 #include <cstddef>
-#include <cstdint>
 #include <mutex>
 #include <new>
 
@@ -1312,24 +1328,12 @@ class ForkSafeMutex {
 
 }  // namespace tether
 // ---- end of core/fork_guard.h ----
-// ---- core/hot_tls.h ----
-// TETHER_HOT_TLS: thread-locals read on every call use the initial-exec TLS model, so a
-// read is one load instead of a __tls_get_addr call. libtether is linked, not dlopen'ed
-// late, by its users; glibc's static TLS surplus covers a late dlopen of these few bytes.
-// A hot thread-local read from other files is also declared constinit (extern constinit
-// thread_local ...): without it every reader outside the defining file calls through a
-// TLS init wrapper first (two instructions per read, ~14 per actor call on its thread).
-
-#if defined(__GNUC__) && defined(__ELF__)
-#define TETHER_HOT_TLS __attribute__((tls_model("initial-exec")))
-#else
-#define TETHER_HOT_TLS
-#endif
-// ---- end of core/hot_tls.h ----
 // ---- core/pool_bypass.h ----
 // kPooled: whether the library's pools keep freed blocks for reuse. Not under
 // AddressSanitizer: there every block is a heap allocation of its own, so a use after
 // free stays detectable. Read by every pool (magazine_pool.h, block_slab.h).
+// FreeBlock: a free block of any pool, linked through its first word: one type for a
+// magazine's list and a slab's free list, so a list passes from one to the other as it is.
 
 namespace tether::pool_detail {
 
@@ -1345,8 +1349,174 @@ inline constexpr bool kPooled = true;
 inline constexpr bool kPooled = true;
 #endif
 
+struct FreeBlock {
+  FreeBlock* next;
+};
+
 }  // namespace tether::pool_detail
 // ---- end of core/pool_bypass.h ----
+
+namespace tether {
+
+template <size_t kBlockSize, size_t kAlign, size_t kChunkBlocks>
+class BlockSlab {
+ public:
+  static_assert(kBlockSize % kAlign == 0, "every block of a chunk keeps the alignment");
+  static constexpr size_t kBlockBytes = kBlockSize;
+  using FreeBlock = pool_detail::FreeBlock;
+
+  // allocate: a block for size bytes (a larger request, or one under AddressSanitizer,
+  // goes to the heap with the same alignment). Throws std::bad_alloc.
+  [[nodiscard]] static void* allocate(size_t size) {
+    if (!pooled(size)) return ::operator new(size, std::align_val_t{kAlign});
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.free != nullptr) {
+      FreeBlock* b = s.free;
+      s.free = b->next;
+      return b;
+    }
+    if (s.chunk_end - s.carve < static_cast<std::ptrdiff_t>(kBlockSize)) add_chunk(s);
+    void* b = s.carve;
+    s.carve += kBlockSize;
+    s.carved += kBlockSize;
+    return b;
+  }
+
+  // huge_chunks: how many chunks were huge-page regions (for tests).
+  [[nodiscard]] static size_t huge_chunks() noexcept {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    return s.huge_chunks;
+  }
+
+  // free: p, which allocate(size) gave, goes back to the slab (or the heap).
+  static void free(void* p, size_t size) noexcept {
+    if (!pooled(size)) {
+      ::operator delete(p, std::align_val_t{kAlign});
+      return;
+    }
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    s.free = new (p) FreeBlock{s.free};
+  }
+
+  // free_linked: every block of list (blocks allocate(kBlockBytes) gave, linked through
+  // their first word) goes back to the slab, under one lock.
+  static void free_linked(FreeBlock* list) noexcept {
+    if (list == nullptr) return;
+    if (!pool_detail::kPooled) {
+      while (list != nullptr) {
+        FreeBlock* next = list->next;
+        ::operator delete(list, std::align_val_t{kAlign});
+        list = next;
+      }
+      return;
+    }
+    FreeBlock* tail = list;
+    while (tail->next != nullptr) tail = tail->next;  // before the lock: the list is the caller's
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    tail->next = s.free;
+    s.free = list;
+  }
+
+  // The fork handlers (fork_guard.cpp): the slab's lock.
+  static void before_fork() { state().mutex.before_fork(); }
+  static void after_fork_in_parent() noexcept { state().mutex.after_fork_in_parent(); }
+  static void after_fork_in_child() noexcept { state().mutex.after_fork_in_child(); }
+
+ private:
+  struct ChunkHeader {
+    ChunkHeader* next;
+  };
+  static constexpr size_t kChunkBytes = kAlign + kBlockSize * kChunkBlocks;
+  static constexpr size_t kHugeAfterBytes = platform::kHugeRegionBytes / 2;
+  static_assert(kAlign + kBlockSize <= platform::kHugeRegionBytes && platform::kHugeRegionBytes % kAlign == 0);
+  struct State {
+    ForkSafeMutex mutex;
+    ChunkHeader* chunks = nullptr;       // guarded by mutex: every chunk made, newest first
+    FreeBlock* free = nullptr;           // guarded by mutex: blocks freed, for reuse
+    unsigned char* carve = nullptr;      // guarded by mutex: the next block of the newest chunk
+    unsigned char* chunk_end = nullptr;  // guarded by mutex
+    size_t carved = 0;                   // guarded by mutex: bytes of blocks carved so far
+    size_t huge_chunks = 0;              // guarded by mutex
+  };
+
+  // add_chunk: a new chunk to carve from (s locked). Throws std::bad_alloc.
+  static void add_chunk(State& s) {
+    unsigned char* chunk = nullptr;
+    size_t bytes = kChunkBytes;
+    if (s.carved >= kHugeAfterBytes) {
+      chunk = static_cast<unsigned char*>(platform::map_huge_region());
+      if (chunk != nullptr) {
+        bytes = platform::kHugeRegionBytes;
+        ++s.huge_chunks;
+      }
+    }
+    if (chunk == nullptr) chunk = static_cast<unsigned char*>(::operator new(kChunkBytes, std::align_val_t{kAlign}));
+    // A chunk starts with one aligned header, the link that keeps every chunk reachable
+    // from the slab (the free list and the carve point only point into chunks, which a
+    // leak checker such as valgrind's counts as "possibly lost"). The rest of a chunk
+    // left uncarved (the tail of the last one, too small for a block) is never used.
+    s.chunks = new (chunk) ChunkHeader{s.chunks};
+    s.carve = chunk + kAlign;
+    s.chunk_end = chunk + bytes;
+  }
+  static_assert(kBlockSize >= sizeof(FreeBlock) && kAlign >= sizeof(ChunkHeader));
+
+  [[nodiscard]] static constexpr bool pooled(size_t size) noexcept {
+    return pool_detail::kPooled && size <= kBlockSize;
+  }
+  // Never destroyed (an object may be freed while the process exits); made without allocating.
+  static State& state() noexcept { return immortal<State>(); }
+};
+
+// SlabBlocks: a BlockSlab as where a MagazinePool's blocks come from (its Backing,
+// magazine_pool.h): the pool's magazines then cache the slab's blocks per thread.
+template <class Slab>
+struct SlabBlocks {
+  [[nodiscard]] static void* allocate(size_t size) { return Slab::allocate(size); }
+  static void free(void* p) noexcept { Slab::free(p, Slab::kBlockBytes); }
+  static void free_linked(pool_detail::FreeBlock* list) noexcept { Slab::free_linked(list); }
+};
+
+}  // namespace tether
+// ---- end of core/block_slab.h ----
+// ---- core/magazine_pool.h ----
+// MagazinePool: fixed-size blocks that a steady stream of objects made on one thread and
+// freed on another reuses without touching the heap (Bonwick's magazine allocator, in
+// miniature). Each thread keeps a magazine of free blocks; a full magazine travels to a
+// small mutex-protected depot and an empty one is refilled from it: one lock per
+// kMagazine blocks, never per block. Under AddressSanitizer the pool is bypassed, so
+// use-after-free stays detectable.
+//
+// The pools of the library: CallPool (core/call_pool.h), CallFuturePool (core/call_future_pool.h)
+// and ScopePool (core/scope_pool.h),
+// each an instantiation with its own size, depot, magazine and thread-exit cleanup.
+//
+// Thread safety: allocate/free from any thread. The depot's mutex guards its batches;
+// magazines are thread-local. Blocks still pooled at exit are reachable, not leaked.
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+
+// ---- core/hot_tls.h ----
+// TETHER_HOT_TLS: thread-locals read on every call use the initial-exec TLS model, so a
+// read is one load instead of a __tls_get_addr call. libtether is linked, not dlopen'ed
+// late, by its users; glibc's static TLS surplus covers a late dlopen of these few bytes.
+// A hot thread-local read from other files is also declared constinit (extern constinit
+// thread_local ...): without it every reader outside the defining file calls through a
+// TLS init wrapper first (two instructions per read, ~14 per actor call on its thread).
+
+#if defined(__GNUC__) && defined(__ELF__)
+#define TETHER_HOT_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define TETHER_HOT_TLS
+#endif
+// ---- end of core/hot_tls.h ----
 // ---- core/prefetch.h ----
 // prefetch_for_write: a hint that asks for cache lines before they are written, without
 // waiting for them. A hint only: it never faults (any address may be named), and a CPU
@@ -1445,27 +1615,23 @@ class ThreadLocalSlot {
 namespace tether {
 
 namespace magazine_detail {
+using pool_detail::FreeBlock;
 using pool_detail::kPooled;
-
-struct FreeBlock {
-  FreeBlock* next;
-};
-
-template <class Backing>
-void release_list(FreeBlock* list) noexcept {
-  while (list != nullptr) {
-    FreeBlock* next = list->next;
-    Backing::free(list);
-    list = next;
-  }
-}
 }  // namespace magazine_detail
 
 // HeapBlocks: where a pool's blocks come from and go back to by default: each block its
-// own heap allocation.
+// own heap allocation. A Backing also frees a whole list at once (free_linked: blocks
+// linked through their first word, as a magazine's are).
 struct HeapBlocks {
   [[nodiscard]] static void* allocate(size_t size) { return ::operator new(size); }
   static void free(void* p) noexcept { ::operator delete(p); }
+  static void free_linked(pool_detail::FreeBlock* list) noexcept {
+    while (list != nullptr) {
+      pool_detail::FreeBlock* next = list->next;
+      ::operator delete(list);
+      list = next;
+    }
+  }
 };
 
 // kBlockSize: the size every block has (a request for more goes to the heap, and its block
@@ -1516,7 +1682,7 @@ class MagazinePool {
     }
     Magazine& m = *mp;
     if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
-      if (!depot().give(m.blocks)) magazine_detail::release_list<Backing>(m.blocks);
+      if (!depot().give(m.blocks)) Backing::free_linked(m.blocks);
       m.blocks = nullptr;
       m.count = 0;
     }
@@ -1559,7 +1725,7 @@ class MagazinePool {
     magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
     size_t count = 0;
     ~Magazine() {  // the thread ends: its blocks go to the depot, or back to Backing
-      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list<Backing>(blocks);
+      if (blocks != nullptr && !depot().give(blocks)) Backing::free_linked(blocks);
     }
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup
@@ -1573,7 +1739,9 @@ class MagazinePool {
 
 namespace tether {
 
-using CallPool = MagazinePool</*kBlockSize=*/112, /*kMagazine=*/64, /*kMaxBatches=*/64, Cleanup::CallPool>;
+using CallSlab = BlockSlab</*kBlockSize=*/112, /*kAlign=*/16, /*kChunkBlocks=*/128>;
+using CallPool = MagazinePool</*kBlockSize=*/CallSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/64,
+                              Cleanup::CallPool, SlabBlocks<CallSlab>>;
 
 }  // namespace tether
 // ---- end of core/call_pool.h ----
@@ -4240,139 +4408,6 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
 
 #include <cstddef>
 
-// ---- core/block_slab.h ----
-// BlockSlab: blocks of one size and alignment for objects made by the thousand (actors:
-// bench/compare makes 100,000), carved kChunkBlocks at a time out of one aligned heap
-// allocation (after a header of kAlign bytes that links the chunks) and kept for reuse
-// once freed. A block then costs its size and a few
-// instructions: an actor's 512-byte, 64-byte-aligned block from the heap took ~460
-// instructions of glibc's memalign and ~560 bytes (its header, and the alignment's slack).
-// Chunks are never given back: their blocks go to later objects, and the ones still
-// kept at exit are reachable from the slab, not leaked. Under AddressSanitizer every
-// block is a heap allocation of its own (pool_bypass.h).
-//
-// Once a slab has carved kHugeAfterBytes, its next chunks are huge-page regions
-// (platform::map_huge_region, 2 MiB) when the OS gives them: for 100,000 actors the page
-// faults of 4 KiB pages were most of a create's time (bench/README.md: 12,500 of them,
-// ~500 -> ~300 ns a create). A program with a few actors never maps one.
-//
-// Thread safety: allocate and free from any thread, under the slab's mutex (taken once
-// per object made or freed: objects made by the thousand, not per call). std::allocate_shared
-// takes it through PoolAllocator (pool_allocator.h).
-
-#include <cstddef>
-#include <mutex>
-#include <new>
-
-
-namespace tether {
-
-template <size_t kBlockSize, size_t kAlign, size_t kChunkBlocks>
-class BlockSlab {
- public:
-  static_assert(kBlockSize % kAlign == 0, "every block of a chunk keeps the alignment");
-  static constexpr size_t kBlockBytes = kBlockSize;
-
-  // allocate: a block for size bytes (a larger request, or one under AddressSanitizer,
-  // goes to the heap with the same alignment). Throws std::bad_alloc.
-  [[nodiscard]] static void* allocate(size_t size) {
-    if (!pooled(size)) return ::operator new(size, std::align_val_t{kAlign});
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    if (s.free != nullptr) {
-      FreeBlock* b = s.free;
-      s.free = b->next;
-      return b;
-    }
-    if (s.chunk_end - s.carve < static_cast<std::ptrdiff_t>(kBlockSize)) add_chunk(s);
-    void* b = s.carve;
-    s.carve += kBlockSize;
-    s.carved += kBlockSize;
-    return b;
-  }
-
-  // huge_chunks: how many chunks were huge-page regions (for tests).
-  [[nodiscard]] static size_t huge_chunks() noexcept {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    return s.huge_chunks;
-  }
-
-  // free: p, which allocate(size) gave, goes back to the slab (or the heap).
-  static void free(void* p, size_t size) noexcept {
-    if (!pooled(size)) {
-      ::operator delete(p, std::align_val_t{kAlign});
-      return;
-    }
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    s.free = new (p) FreeBlock{s.free};
-  }
-
-  // The fork handlers (fork_guard.cpp): the slab's lock.
-  static void before_fork() { state().mutex.before_fork(); }
-  static void after_fork_in_parent() noexcept { state().mutex.after_fork_in_parent(); }
-  static void after_fork_in_child() noexcept { state().mutex.after_fork_in_child(); }
-
- private:
-  struct FreeBlock {
-    FreeBlock* next;
-  };
-  struct ChunkHeader {
-    ChunkHeader* next;
-  };
-  static constexpr size_t kChunkBytes = kAlign + kBlockSize * kChunkBlocks;
-  static constexpr size_t kHugeAfterBytes = platform::kHugeRegionBytes / 2;
-  static_assert(kAlign + kBlockSize <= platform::kHugeRegionBytes && platform::kHugeRegionBytes % kAlign == 0);
-  struct State {
-    ForkSafeMutex mutex;
-    ChunkHeader* chunks = nullptr;       // guarded by mutex: every chunk made, newest first
-    FreeBlock* free = nullptr;           // guarded by mutex: blocks freed, for reuse
-    unsigned char* carve = nullptr;      // guarded by mutex: the next block of the newest chunk
-    unsigned char* chunk_end = nullptr;  // guarded by mutex
-    size_t carved = 0;                   // guarded by mutex: bytes of blocks carved so far
-    size_t huge_chunks = 0;              // guarded by mutex
-  };
-
-  // add_chunk: a new chunk to carve from (s locked). Throws std::bad_alloc.
-  static void add_chunk(State& s) {
-    unsigned char* chunk = nullptr;
-    size_t bytes = kChunkBytes;
-    if (s.carved >= kHugeAfterBytes) {
-      chunk = static_cast<unsigned char*>(platform::map_huge_region());
-      if (chunk != nullptr) {
-        bytes = platform::kHugeRegionBytes;
-        ++s.huge_chunks;
-      }
-    }
-    if (chunk == nullptr) chunk = static_cast<unsigned char*>(::operator new(kChunkBytes, std::align_val_t{kAlign}));
-    // A chunk starts with one aligned header, the link that keeps every chunk reachable
-    // from the slab (the free list and the carve point only point into chunks, which a
-    // leak checker such as valgrind's counts as "possibly lost"). The rest of a chunk
-    // left uncarved (the tail of the last one, too small for a block) is never used.
-    s.chunks = new (chunk) ChunkHeader{s.chunks};
-    s.carve = chunk + kAlign;
-    s.chunk_end = chunk + bytes;
-  }
-  static_assert(kBlockSize >= sizeof(FreeBlock) && kAlign >= sizeof(ChunkHeader));
-
-  [[nodiscard]] static constexpr bool pooled(size_t size) noexcept {
-    return pool_detail::kPooled && size <= kBlockSize;
-  }
-  // Never destroyed (an object may be freed while the process exits); made without allocating.
-  static State& state() noexcept { return immortal<State>(); }
-};
-
-// SlabBlocks: a BlockSlab as where a MagazinePool's blocks come from (its Backing,
-// magazine_pool.h): the pool's magazines then cache the slab's blocks per thread.
-template <class Slab>
-struct SlabBlocks {
-  [[nodiscard]] static void* allocate(size_t size) { return Slab::allocate(size); }
-  static void free(void* p) noexcept { Slab::free(p, Slab::kBlockBytes); }
-};
-
-}  // namespace tether
-// ---- end of core/block_slab.h ----
 
 namespace tether {
 
@@ -5676,7 +5711,7 @@ void heavy_fence() noexcept {
 
 namespace tether {
 
-CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity) {
+CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity), bounded_(capacity != 0) {
   // The lines of the layout comment (call_ledger.h). offsetof on a class that is not
   // standard-layout is conditionally supported: g++ and clang give the plain offset.
 #pragma GCC diagnostic push
@@ -5684,7 +5719,7 @@ CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity) {
   // (On 64-bit targets: a 32-bit one's lines are shorter than 64 bytes, which costs only speed.)
   static_assert(offsetof(CallLedger, admitted_) == 0, "the producers' line starts the ledger");
   static_assert(sizeof(void*) != 8 || offsetof(CallLedger, left_) == 64, "the consumers' line is the second");
-  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, capacity_) == kLineBytes, "the slow fields follow");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, rejected_) == kLineBytes, "the slow fields follow");
 #pragma GCC diagnostic pop
   static_assert(sizeof(CallLedger) <= kBytes, "the ledger's size (call_ledger.h)");
 }
@@ -5739,7 +5774,7 @@ void CallLedger::admit_bounded_or_throw(Deadline room, bool inside, const QueueN
 
 void CallLedger::leave() noexcept {
   left_.fetch_add(1, std::memory_order_seq_cst);
-  if (capacity_ != 0 && room_waiters_.load(std::memory_order_seq_cst) != 0) {
+  if (bounded_ && room_waiters_.load(std::memory_order_seq_cst) != 0) {
     { std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees the change
     room_.notify_all();
   }
@@ -7620,15 +7655,16 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool's depot, the actors' slab, the ring
-// block depot, the call future pool's depot and its slab, the scope pool's depot and the
-// lane presences' free list's (leaves: nothing is locked under
-// them). Each object is never destroyed, so the handlers may run at any time.
+// the graph hosts', the handle table's, the call pool's depot and its slab, the actors'
+// slab, the ring block depot, the call future pool's depot and its slab, the scope pool's
+// depot and the lane presences' free list's (leaves: nothing is locked under them). Each
+// object is never destroyed, so the handlers may run at any time.
 void prepare() {
   ControlThread::instance().before_fork();
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  CallSlab::before_fork();
   ActorSlab::before_fork();
   RingBlockDepot::before_fork();
   CallFuturePool::before_fork();
@@ -7644,6 +7680,7 @@ void parent() {
   CallFuturePool::after_fork_in_parent();
   RingBlockDepot::after_fork_in_parent();
   ActorSlab::after_fork_in_parent();
+  CallSlab::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -7662,6 +7699,7 @@ void child() {
   CallFuturePool::after_fork_in_child();
   RingBlockDepot::after_fork_in_child();
   ActorSlab::after_fork_in_child();
+  CallSlab::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();

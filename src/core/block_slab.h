@@ -34,6 +34,7 @@ class BlockSlab {
  public:
   static_assert(kBlockSize % kAlign == 0, "every block of a chunk keeps the alignment");
   static constexpr size_t kBlockBytes = kBlockSize;
+  using FreeBlock = pool_detail::FreeBlock;
 
   // allocate: a block for size bytes (a larger request, or one under AddressSanitizer,
   // goes to the heap with the same alignment). Throws std::bad_alloc.
@@ -71,15 +72,32 @@ class BlockSlab {
     s.free = new (p) FreeBlock{s.free};
   }
 
+  // free_linked: every block of list (blocks allocate(kBlockBytes) gave, linked through
+  // their first word) goes back to the slab, under one lock.
+  static void free_linked(FreeBlock* list) noexcept {
+    if (list == nullptr) return;
+    if (!pool_detail::kPooled) {
+      while (list != nullptr) {
+        FreeBlock* next = list->next;
+        ::operator delete(list, std::align_val_t{kAlign});
+        list = next;
+      }
+      return;
+    }
+    FreeBlock* tail = list;
+    while (tail->next != nullptr) tail = tail->next;  // before the lock: the list is the caller's
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    tail->next = s.free;
+    s.free = list;
+  }
+
   // The fork handlers (fork_guard.cpp): the slab's lock.
   static void before_fork() { state().mutex.before_fork(); }
   static void after_fork_in_parent() noexcept { state().mutex.after_fork_in_parent(); }
   static void after_fork_in_child() noexcept { state().mutex.after_fork_in_child(); }
 
  private:
-  struct FreeBlock {
-    FreeBlock* next;
-  };
   struct ChunkHeader {
     ChunkHeader* next;
   };
@@ -131,6 +149,7 @@ template <class Slab>
 struct SlabBlocks {
   [[nodiscard]] static void* allocate(size_t size) { return Slab::allocate(size); }
   static void free(void* p) noexcept { Slab::free(p, Slab::kBlockBytes); }
+  static void free_linked(pool_detail::FreeBlock* list) noexcept { Slab::free_linked(list); }
 };
 
 }  // namespace tether

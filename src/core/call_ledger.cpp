@@ -7,7 +7,7 @@
 
 namespace tether {
 
-CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity) {
+CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity), bounded_(capacity != 0) {
   // The lines of the layout comment (call_ledger.h). offsetof on a class that is not
   // standard-layout is conditionally supported: g++ and clang give the plain offset.
 #pragma GCC diagnostic push
@@ -15,7 +15,7 @@ CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity) {
   // (On 64-bit targets: a 32-bit one's lines are shorter than 64 bytes, which costs only speed.)
   static_assert(offsetof(CallLedger, admitted_) == 0, "the producers' line starts the ledger");
   static_assert(sizeof(void*) != 8 || offsetof(CallLedger, left_) == 64, "the consumers' line is the second");
-  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, capacity_) == kLineBytes, "the slow fields follow");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, rejected_) == kLineBytes, "the slow fields follow");
 #pragma GCC diagnostic pop
   static_assert(sizeof(CallLedger) <= kBytes, "the ledger's size (call_ledger.h)");
 }
@@ -70,7 +70,7 @@ void CallLedger::admit_bounded_or_throw(Deadline room, bool inside, const QueueN
 
 void CallLedger::leave() noexcept {
   left_.fetch_add(1, std::memory_order_seq_cst);
-  if (capacity_ != 0 && room_waiters_.load(std::memory_order_seq_cst) != 0) {
+  if (bounded_ && room_waiters_.load(std::memory_order_seq_cst) != 0) {
     { std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees the change
     room_.notify_all();
   }

@@ -16,10 +16,12 @@
 // 876 of RSS each with its handle and destructor call). Per call, producers write only the
 // producers' line and the threads that run calls only the consumers' line, so a call does
 // not bounce a line between the two sides; what either side writes only rarely (sender
-// open and close, a released handle: under mutex_) fills the producers' line. The slow
-// paths' fields (capacity_, read by both sides, the rest written only under a lock taken
-// off the hot paths) follow, on no line of their own: the owner's rarely written fields
-// share theirs. The ledger does not align itself (an alignas would make its owner
+// open and close, a released handle: under mutex_) and the capacity, which every admit
+// reads, fill the producers' line (with the capacity on the slow paths' line, 100,000
+// actors called in turn took a cache miss more a call on the caller's side: callgrind,
+// 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
+// bounded, the rest written only under a lock taken off the hot paths) follow, on no line
+// of their own: the owner's rarely written fields share theirs. The ledger does not align itself (an alignas would make its owner
 // 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
 // owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
 // counts share the consumers' line with the general ones: on an actor without groups one
@@ -167,8 +169,8 @@ class CallLedger {
 
   // The producers' line (its start is where the owner put the ledger).
   std::atomic<uint64_t> admitted_{0};
-  std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> owner_accepted_{0};
+  const size_t capacity_;                  // 0: unbounded. Read by every admit: on this line
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   bool handle_ended_ = false;              // guarded by mutex_
   std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
@@ -181,9 +183,12 @@ class CallLedger {
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
   // The slow paths' fields.
-  const size_t capacity_;  // 0: unbounded
+  std::atomic<uint64_t> rejected_{0};
   std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
+  // bounded_: capacity_ != 0, for leave(): the consumers' copy, so that they never read
+  // the producers' line. After the mutex: in its word's padding.
+  const bool bounded_;
   EventCount room_;  // producers waiting for room (the changes pass through mutex_ first)
 };
 

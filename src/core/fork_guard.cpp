@@ -24,15 +24,16 @@ std::atomic<uint32_t> g_epoch{0};
 namespace {
 
 // The global locks, in lock order: the control thread's (held while it starts a thread),
-// the graph hosts', the handle table's, the call pool's depot, the actors' slab, the ring
-// block depot, the call future pool's depot and its slab, the scope pool's depot and the
-// lane presences' free list's (leaves: nothing is locked under
-// them). Each object is never destroyed, so the handlers may run at any time.
+// the graph hosts', the handle table's, the call pool's depot and its slab, the actors'
+// slab, the ring block depot, the call future pool's depot and its slab, the scope pool's
+// depot and the lane presences' free list's (leaves: nothing is locked under them). Each
+// object is never destroyed, so the handlers may run at any time.
 void prepare() {
   ControlThread::instance().before_fork();
   GraphHosts::instance().before_fork();
   HandleTable::instance().before_fork();
   CallPool::before_fork();
+  CallSlab::before_fork();
   ActorSlab::before_fork();
   RingBlockDepot::before_fork();
   CallFuturePool::before_fork();
@@ -48,6 +49,7 @@ void parent() {
   CallFuturePool::after_fork_in_parent();
   RingBlockDepot::after_fork_in_parent();
   ActorSlab::after_fork_in_parent();
+  CallSlab::after_fork_in_parent();
   CallPool::after_fork_in_parent();
   HandleTable::instance().after_fork_in_parent();
   GraphHosts::instance().after_fork_in_parent();
@@ -66,6 +68,7 @@ void child() {
   CallFuturePool::after_fork_in_child();
   RingBlockDepot::after_fork_in_child();
   ActorSlab::after_fork_in_child();
+  CallSlab::after_fork_in_child();
   CallPool::after_fork_in_child();
   HandleTable::instance().after_fork_in_child();
   GraphHosts::instance().after_fork_in_child();

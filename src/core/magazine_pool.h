@@ -28,27 +28,23 @@
 namespace tether {
 
 namespace magazine_detail {
+using pool_detail::FreeBlock;
 using pool_detail::kPooled;
-
-struct FreeBlock {
-  FreeBlock* next;
-};
-
-template <class Backing>
-void release_list(FreeBlock* list) noexcept {
-  while (list != nullptr) {
-    FreeBlock* next = list->next;
-    Backing::free(list);
-    list = next;
-  }
-}
 }  // namespace magazine_detail
 
 // HeapBlocks: where a pool's blocks come from and go back to by default: each block its
-// own heap allocation.
+// own heap allocation. A Backing also frees a whole list at once (free_linked: blocks
+// linked through their first word, as a magazine's are).
 struct HeapBlocks {
   [[nodiscard]] static void* allocate(size_t size) { return ::operator new(size); }
   static void free(void* p) noexcept { ::operator delete(p); }
+  static void free_linked(pool_detail::FreeBlock* list) noexcept {
+    while (list != nullptr) {
+      pool_detail::FreeBlock* next = list->next;
+      ::operator delete(list);
+      list = next;
+    }
+  }
 };
 
 // kBlockSize: the size every block has (a request for more goes to the heap, and its block
@@ -99,7 +95,7 @@ class MagazinePool {
     }
     Magazine& m = *mp;
     if (m.count == kMagazine) {  // full: hand the whole magazine to the depot
-      if (!depot().give(m.blocks)) magazine_detail::release_list<Backing>(m.blocks);
+      if (!depot().give(m.blocks)) Backing::free_linked(m.blocks);
       m.blocks = nullptr;
       m.count = 0;
     }
@@ -142,7 +138,7 @@ class MagazinePool {
     magazine_detail::FreeBlock* blocks = nullptr;  // free blocks of this thread
     size_t count = 0;
     ~Magazine() {  // the thread ends: its blocks go to the depot, or back to Backing
-      if (blocks != nullptr && !depot().give(blocks)) magazine_detail::release_list<Backing>(blocks);
+      if (blocks != nullptr && !depot().give(blocks)) Backing::free_linked(blocks);
     }
   };
   // Made on first use; null once the thread's cleanup destroyed it, or when the cleanup

@@ -1,6 +1,8 @@
 // kPooled: whether the library's pools keep freed blocks for reuse. Not under
 // AddressSanitizer: there every block is a heap allocation of its own, so a use after
 // free stays detectable. Read by every pool (magazine_pool.h, block_slab.h).
+// FreeBlock: a free block of any pool, linked through its first word: one type for a
+// magazine's list and a slab's free list, so a list passes from one to the other as it is.
 #pragma once
 
 namespace tether::pool_detail {
@@ -16,5 +18,9 @@ inline constexpr bool kPooled = true;
 #else
 inline constexpr bool kPooled = true;
 #endif
+
+struct FreeBlock {
+  FreeBlock* next;
+};
 
 }  // namespace tether::pool_detail

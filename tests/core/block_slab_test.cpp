@@ -46,6 +46,31 @@ TEST(BlockSlab, AFreedBlockServesTheNextObject) {
   TestSlab::free(b, kBlock);
 }
 
+// free_linked: a list of blocks (a magazine's, linked through their first word) goes back
+// at once; each serves a later object, none twice.
+TEST(BlockSlab, AFreedListServesTheNextObjectsEachOnce) {
+  constexpr int kBlocks = 20;  // more than two chunks of 8
+  tether::pool_detail::FreeBlock* list = nullptr;
+  std::vector<uintptr_t> freed;
+  for (int i = 0; i < kBlocks; ++i) {
+    auto* b = static_cast<tether::pool_detail::FreeBlock*>(TestSlab::allocate(kBlock));
+    b->next = list;
+    list = b;
+    freed.push_back(address(b));
+  }
+  TestSlab::free_linked(list);
+  TestSlab::free_linked(nullptr);  // nothing to free: nothing happens
+  if (!tether::pool_detail::kPooled) return;  // under AddressSanitizer every block was the heap's
+  std::vector<void*> again;
+  for (int i = 0; i < kBlocks; ++i) again.push_back(TestSlab::allocate(kBlock));
+  std::vector<uintptr_t> sorted;
+  for (void* p : again) sorted.push_back(address(p));
+  std::sort(sorted.begin(), sorted.end());
+  std::sort(freed.begin(), freed.end());
+  EXPECT_EQ(freed, sorted) << "the freed list's blocks, each once, serve the next objects";
+  for (void* p : again) TestSlab::free(p, kBlock);
+}
+
 TEST(BlockSlab, ALargerRequestGoesToTheHeapAligned) {
   void* p = TestSlab::allocate(kBlock + 1);
   EXPECT_EQ(0u, address(p) % 64);
