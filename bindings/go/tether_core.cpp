@@ -1075,8 +1075,8 @@ class LazyThreadGroup {
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
-//   C3 full fence (heavy_fence if a ring is     count, then light_fence)
-//      leased now)
+//   C3 full fence (heavy_fence if a ring's      count, then light_fence; a full fence
+//      holder fences lightly now)               for a waited call)
 //   C4 work, closed or opened?  -> go to C6  P2 load sleepers_; 0: done, no syscall
 //   C5 park_while(sleepers_ == 1)            P3 full fence, then exchange(sleepers_, 0);
 //   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
@@ -1097,15 +1097,26 @@ class LazyThreadGroup {
 // these same cases. C4 looks at the rings only once one is counted (Inbox::anything_queued
 // reads the count seq_cst): a ring counted after that read has its producers' seq_cst load
 // of sleepers_ (P2) come after C2 in that order, so they see the announcement. C3's fence
-// is heavy only while a ring is leased (Inbox::leases_live, read seq_cst after C2): a
-// producer publishes through a ring with a light fence only while it holds the lease, so
-// with none leased there is no light-fenced publication to order. A lease taken after
-// that read counts itself (seq_cst) before its first publication, so its P2 load comes
-// after C2 and sees the announcement; a lease that ended before it was counted down
-// (release) after its last publication, which C4 therefore sees. (Measured 2026-12-04,
-// 1,000 actors on their own threads called round robin, each parking between calls: a
-// heavy fence on every park of a lane with a ring cost 27-34 us a call against 15-17
-// without; the callers keep 4 senders, so most of those rings were leased by nobody.)
+// is heavy only while a ring's holder fences lightly (Inbox::light_leases_live, read
+// seq_cst after C2): a producer publishes through a ring with a light fence only while
+// it is counted there (Inbox::fence_lightly / fence_fully), so with none counted every
+// publication's P1 is a full fence, and the pair is the plain Dekker pair above. A holder
+// counted after that read counted itself (seq_cst) before its first light publication,
+// so its P2 load comes after C2 and sees the announcement; one counted out before that
+// read was counted out (release) after its last light publication, which C4 therefore
+// sees. A
+// lease starts light and is counted out at its end; a waited call to a consumer that
+// announced it may sleep counts its holder out (its caller blocks right after
+// publishing, so a full fence costs it ~1 %, while the consumer that answers it and parks
+// would pay a membarrier system call: one CPU beside two busy loops, the round trip
+// 1.06-1.23x -> 1.01-1.07x the futex ping-pong, three alternating pairs, 2026-12-06; to a
+// consumer spinning on another CPU it stays light: there the full fence and the rare
+// turn cost the round trip 2.5 -> 2.6-2.8x the spin floor, and that consumer does not
+// park); the holder's next fire-and-forget call counts it in again.
+// (Measured 2026-12-04, 1,000 actors on their own threads called round robin, each
+// parking between calls: a heavy fence on every park of a lane with a ring cost 27-34 us
+// a call against 15-17 without; the callers keep 4 senders, so most of those rings were
+// leased by nobody.)
 // (The version with a mutex and a condition variable needed one more check, that sleepers_
 // was still 1 once locked, to close the same window a delayed producer's early clear
 // opens; the kernel's compare closes it here. It also cost a system call more per park, as
@@ -1192,9 +1203,11 @@ class LazyThreadGroup {
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
-//   - leases_ counts the rings leased now: incremented (seq_cst) after a lease is taken
-//     and before anything is published through it, decremented (release) after the
-//     holder's last publication. A consumer about to park reads it (pinned_lane.h, C3).
+//   - light_leases_ counts the leased rings whose holder publishes with a light fence now
+//     (CallRing::fences_lightly): incremented (seq_cst) before the holder's first light
+//     publication (a lease starts light), decremented (release) after its last one (a
+//     waited call, which fences in full, or the lease's end). A consumer about to park
+//     reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -1876,6 +1889,10 @@ class CallRing {
     return owner_.compare_exchange_strong(none, 1, std::memory_order_acq_rel);
   }
   void end_lease() noexcept { owner_.store(0, std::memory_order_release); }
+  // fences_lightly: whether the holder publishes with a light fence now, and so is
+  // counted in its inbox's light leases (inbox.h); read and written by the holder only.
+  [[nodiscard]] bool fences_lightly() const noexcept { return fences_lightly_; }
+  void set_fences_lightly(bool light) noexcept { fences_lightly_ = light; }
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
@@ -2027,6 +2044,7 @@ class CallRing {
   Block* next_block_ = nullptr;    // reserved: linked when write_block_ is full
   Block* spare_ = nullptr;         // blocks taken from the free list, linked by next
   uint64_t count_ = 0;             // entries appended
+  bool fences_lightly_ = false;    // see fences_lightly()
   SourceMarks last_marks_{};       // marks of the last marks entry written
   std::atomic<uint64_t>& published_;
 
@@ -2323,37 +2341,50 @@ class Inbox {
   // end_lease. Throws std::bad_alloc.
   [[nodiscard]] CallRing* lease_ring();
   void end_lease(CallRing& ring) noexcept {
+    fence_fully(ring);  // its last publication is made
     ring.end_lease();
-    leases_.fetch_sub(1, std::memory_order_release);  // after the holder's last publication
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
-  // flags: 0, or RingEntry::kWaited.
+  // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
+  // full for a waited call (flags RingEntry::kWaited): its caller blocks right after, so
+  // the fence costs it little, and a consumer that parks after answering it needs no
+  // heavy fence for this ring (C3). flags: 0, or RingEntry::kWaited.
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    const bool waited = (flags & RingEntry::kWaited) != 0;
+    if (waited) {
+      fence_fully(ring);
+    } else {
+      fence_lightly(ring);
+    }
     ring.append_marks(published_count(), rings_to_mark());
     ring.append_fast(call, &target, flags);
-    publish_fast(ring);
+    if (waited) {
+      publish_fast_as<LightFence::kFull>(ring);
+    } else {
+      publish_fast(ring);
+    }
   }
-  // ready_to_push_fast / push_fast_ready: push_fast in two halves without its rare
-  // turns, for the caller's hot path: ready when the ring has room in its block and no
-  // marks to write (else push_fast must, nothing done). Marks read before the call counts
-  // are as good as after: a call that happened before this one had published by then.
+  // ready_to_push_fast / push_fast_ready: push_fast of a fire-and-forget call in two
+  // halves without its rare turns, for the caller's hot path: ready when the ring has room
+  // in its block, fences lightly and has no marks to write (else push_fast must, nothing
+  // done). Marks read before the call counts are as good as after: a call that happened
+  // before this one had published by then.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
-    return ring.has_room(1) && ring.marks_current(published_count(), rings_to_mark());
+    return ring.has_room(1) && ring.fences_lightly() && ring.marks_current(published_count(), rings_to_mark());
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
   void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     ring.publish_count(ring.append_fast_with_room(call, &target, flags));
-    chaos_point();
-    light_fence_as<kFence>();  // P1, as publish_fast_as
+    after_publish_as<kFence>();
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
-  // leases_live: how many rings are leased now (seq_cst: a consumer about to park decides
-  // on it whether a producer may be publishing with a light fence, see pinned_lane.h's C3;
-  // and, reading 0, it sees every publication of a lease that ended).
-  [[nodiscard]] uint32_t leases_live() const noexcept { return leases_.load(std::memory_order_seq_cst); }
+  // light_leases_live: how many leased rings' holders publish with a light fence now
+  // (seq_cst: a consumer about to park decides on it whether a producer may be publishing
+  // with a light fence, see pinned_lane.h's C3; and, reading 0, it sees every light
+  // publication made before a holder was counted out).
+  [[nodiscard]] uint32_t light_leases_live() const noexcept { return light_leases_.load(std::memory_order_seq_cst); }
 
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
@@ -2437,6 +2468,23 @@ class Inbox {
   template <LightFence kFence>
   void publish_fast_as(CallRing& ring) noexcept {
     ring.publish();
+    after_publish_as<kFence>();
+  }
+  // fence_lightly / fence_fully: the holder of ring starts or stops publishing with a
+  // light fence (light_leases_, Invariants).
+  void fence_lightly(CallRing& ring) noexcept {
+    if (ring.fences_lightly()) return;
+    ring.set_fences_lightly(true);
+    light_leases_.fetch_add(1, std::memory_order_seq_cst);  // before its first light publication: C3
+  }
+  void fence_fully(CallRing& ring) noexcept {
+    if (!ring.fences_lightly()) return;
+    ring.set_fences_lightly(false);
+    light_leases_.fetch_sub(1, std::memory_order_release);  // after its last light publication
+  }
+  // after_publish_as: what follows every publication of a fast call.
+  template <LightFence kFence>
+  static void after_publish_as() noexcept {
     chaos_point();
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
@@ -2450,7 +2498,7 @@ class Inbox {
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made
-  std::atomic<uint32_t> leases_{0};                  // rings leased now (see Invariants)
+  std::atomic<uint32_t> light_leases_{0};            // see Invariants
   alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
 
   // Consumer state (see Invariants).
@@ -2957,6 +3005,12 @@ class PinnedLane final : public Lane {
                                      uintptr_t flags) noexcept {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
+  }
+  // consumer_announced_sleep: a hint (relaxed): the consumer announced it may sleep (C2).
+  // A waited call then fences in full (Actor::post_now_as): the consumer that answers it
+  // will likely park again, and its park needs no heavy fence for that caller's ring (C3).
+  [[nodiscard]] bool consumer_announced_sleep() const noexcept {
+    return sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;
@@ -4367,9 +4421,13 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
   // first, so that nothing here calls out of line.
   // The lane in a local: its register outlives the fence's compiler barrier, the member
   // would be read again after it.
+  // A waited call to a consumer that announced it may sleep fences in full
+  // (Inbox::push_fast, pinned_lane.h's C3): the rare turn's.
   CallRing& ring = *sender.ring;
   PinnedLane& lane = *default_lane_;
-  if (!lane.ready_to_push_fast(ring)) return FastPost::kRare;
+  if (((flags & RingEntry::kWaited) != 0 && lane.consumer_announced_sleep()) || !lane.ready_to_push_fast(ring)) {
+    return FastPost::kRare;
+  }
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;
@@ -8241,7 +8299,7 @@ CallRing* Inbox::lease_ring() {
       }
     }
     if (r->try_lease()) {
-      leases_.fetch_add(1, std::memory_order_seq_cst);  // before the holder publishes: pinned_lane.h, C3
+      fence_lightly(*r);  // a lease starts light: counted before the holder publishes (C3)
       return r;
     }
   }
@@ -8898,10 +8956,11 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
-    // C3. A ring's lease holder reads sleepers_ after only a light fence: make it a full
-    // one while a ring is leased. A lease taken after this load counts itself first
-    // (lease_ring), and its holder's seq_cst load of sleepers_ then sees ours.
-    if (inbox_.leases_live() != 0) {
+    // C3. A ring's lease holder that fences lightly reads sleepers_ after only a compiler
+    // barrier: make it a full fence while one does. A holder that starts to fence lightly
+    // after this load counts itself first (Inbox::fence_lightly), and its seq_cst load of
+    // sleepers_ then sees ours.
+    if (inbox_.light_leases_live() != 0) {
       heavy_fence();
     } else {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)

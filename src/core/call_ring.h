@@ -93,6 +93,10 @@ class CallRing {
     return owner_.compare_exchange_strong(none, 1, std::memory_order_acq_rel);
   }
   void end_lease() noexcept { owner_.store(0, std::memory_order_release); }
+  // fences_lightly: whether the holder publishes with a light fence now, and so is
+  // counted in its inbox's light leases (inbox.h); read and written by the holder only.
+  [[nodiscard]] bool fences_lightly() const noexcept { return fences_lightly_; }
+  void set_fences_lightly(bool light) noexcept { fences_lightly_ = light; }
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
@@ -244,6 +248,7 @@ class CallRing {
   Block* next_block_ = nullptr;    // reserved: linked when write_block_ is full
   Block* spare_ = nullptr;         // blocks taken from the free list, linked by next
   uint64_t count_ = 0;             // entries appended
+  bool fences_lightly_ = false;    // see fences_lightly()
   SourceMarks last_marks_{};       // marks of the last marks entry written
   std::atomic<uint64_t>& published_;
 

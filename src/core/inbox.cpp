@@ -99,7 +99,7 @@ CallRing* Inbox::lease_ring() {
       }
     }
     if (r->try_lease()) {
-      leases_.fetch_add(1, std::memory_order_seq_cst);  // before the holder publishes: pinned_lane.h, C3
+      fence_lightly(*r);  // a lease starts light: counted before the holder publishes (C3)
       return r;
     }
   }

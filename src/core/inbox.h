@@ -28,9 +28,11 @@
 //   - Rings are made at their first lease and live as long as the inbox; ring_count_
 //     counts them BEFORE one can be seen (rings_[k] is set after the increment). While it
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
-//   - leases_ counts the rings leased now: incremented (seq_cst) after a lease is taken
-//     and before anything is published through it, decremented (release) after the
-//     holder's last publication. A consumer about to park reads it (pinned_lane.h, C3).
+//   - light_leases_ counts the leased rings whose holder publishes with a light fence now
+//     (CallRing::fences_lightly): incremented (seq_cst) before the holder's first light
+//     publication (a lease starts light), decremented (release) after its last one (a
+//     waited call, which fences in full, or the lease's end). A consumer about to park
+//     reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -158,37 +160,50 @@ class Inbox {
   // end_lease. Throws std::bad_alloc.
   [[nodiscard]] CallRing* lease_ring();
   void end_lease(CallRing& ring) noexcept {
+    fence_fully(ring);  // its last publication is made
     ring.end_lease();
-    leases_.fetch_sub(1, std::memory_order_release);  // after the holder's last publication
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
-  // ring.try_reserve(2)) and publishes it, then light_fence() (P1).
-  // flags: 0, or RingEntry::kWaited.
+  // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
+  // full for a waited call (flags RingEntry::kWaited): its caller blocks right after, so
+  // the fence costs it little, and a consumer that parks after answering it needs no
+  // heavy fence for this ring (C3). flags: 0, or RingEntry::kWaited.
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
+    const bool waited = (flags & RingEntry::kWaited) != 0;
+    if (waited) {
+      fence_fully(ring);
+    } else {
+      fence_lightly(ring);
+    }
     ring.append_marks(published_count(), rings_to_mark());
     ring.append_fast(call, &target, flags);
-    publish_fast(ring);
+    if (waited) {
+      publish_fast_as<LightFence::kFull>(ring);
+    } else {
+      publish_fast(ring);
+    }
   }
-  // ready_to_push_fast / push_fast_ready: push_fast in two halves without its rare
-  // turns, for the caller's hot path: ready when the ring has room in its block and no
-  // marks to write (else push_fast must, nothing done). Marks read before the call counts
-  // are as good as after: a call that happened before this one had published by then.
+  // ready_to_push_fast / push_fast_ready: push_fast of a fire-and-forget call in two
+  // halves without its rare turns, for the caller's hot path: ready when the ring has room
+  // in its block, fences lightly and has no marks to write (else push_fast must, nothing
+  // done). Marks read before the call counts are as good as after: a call that happened
+  // before this one had published by then.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
-    return ring.has_room(1) && ring.marks_current(published_count(), rings_to_mark());
+    return ring.has_room(1) && ring.fences_lightly() && ring.marks_current(published_count(), rings_to_mark());
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
   void push_fast_ready(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     ring.publish_count(ring.append_fast_with_room(call, &target, flags));
-    chaos_point();
-    light_fence_as<kFence>();  // P1, as publish_fast_as
+    after_publish_as<kFence>();
   }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
-  // leases_live: how many rings are leased now (seq_cst: a consumer about to park decides
-  // on it whether a producer may be publishing with a light fence, see pinned_lane.h's C3;
-  // and, reading 0, it sees every publication of a lease that ended).
-  [[nodiscard]] uint32_t leases_live() const noexcept { return leases_.load(std::memory_order_seq_cst); }
+  // light_leases_live: how many leased rings' holders publish with a light fence now
+  // (seq_cst: a consumer about to park decides on it whether a producer may be publishing
+  // with a light fence, see pinned_lane.h's C3; and, reading 0, it sees every light
+  // publication made before a holder was counted out).
+  [[nodiscard]] uint32_t light_leases_live() const noexcept { return light_leases_.load(std::memory_order_seq_cst); }
 
   // ---- the consumer ----
   // anything_queued: a call is queued or being pushed.
@@ -272,6 +287,23 @@ class Inbox {
   template <LightFence kFence>
   void publish_fast_as(CallRing& ring) noexcept {
     ring.publish();
+    after_publish_as<kFence>();
+  }
+  // fence_lightly / fence_fully: the holder of ring starts or stops publishing with a
+  // light fence (light_leases_, Invariants).
+  void fence_lightly(CallRing& ring) noexcept {
+    if (ring.fences_lightly()) return;
+    ring.set_fences_lightly(true);
+    light_leases_.fetch_add(1, std::memory_order_seq_cst);  // before its first light publication: C3
+  }
+  void fence_fully(CallRing& ring) noexcept {
+    if (!ring.fences_lightly()) return;
+    ring.set_fences_lightly(false);
+    light_leases_.fetch_sub(1, std::memory_order_release);  // after its last light publication
+  }
+  // after_publish_as: what follows every publication of a fast call.
+  template <LightFence kFence>
+  static void after_publish_as() noexcept {
     chaos_point();
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
@@ -285,7 +317,7 @@ class Inbox {
   Counter published_[kLaneSources];                  // per source
   std::atomic<CallRing*> rings_[kLaneRings] = {};    // made at their first lease
   std::atomic<uint32_t> ring_count_{0};              // rings made
-  std::atomic<uint32_t> leases_{0};                  // rings leased now (see Invariants)
+  std::atomic<uint32_t> light_leases_{0};            // see Invariants
   alignas(64) std::atomic<bool> cancelling_{false};  // a canceller walks the rings
 
   // Consumer state (see Invariants).

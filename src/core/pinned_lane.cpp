@@ -134,10 +134,11 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
-    // C3. A ring's lease holder reads sleepers_ after only a light fence: make it a full
-    // one while a ring is leased. A lease taken after this load counts itself first
-    // (lease_ring), and its holder's seq_cst load of sleepers_ then sees ours.
-    if (inbox_.leases_live() != 0) {
+    // C3. A ring's lease holder that fences lightly reads sleepers_ after only a compiler
+    // barrier: make it a full fence while one does. A holder that starts to fence lightly
+    // after this load counts itself first (Inbox::fence_lightly), and its seq_cst load of
+    // sleepers_ then sees ours.
+    if (inbox_.light_leases_live() != 0) {
       heavy_fence();
     } else {
       fence_detail::full_fence();  // mfence: TSan does not model std fences (asymmetric_fence.cpp)

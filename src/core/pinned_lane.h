@@ -10,8 +10,8 @@
 //   consumer (next)                          producer (push, push_fast, wake_parked)
 //   C1 nothing to pop: spin (policy below)   P1 publish the call (mailbox: seq_cst
 //   C2 announce: sleepers_ = 1                  exchange; ring: release store of its
-//   C3 full fence (heavy_fence if a ring is     count, then light_fence)
-//      leased now)
+//   C3 full fence (heavy_fence if a ring's      count, then light_fence; a full fence
+//      holder fences lightly now)               for a waited call)
 //   C4 work, closed or opened?  -> go to C6  P2 load sleepers_; 0: done, no syscall
 //   C5 park_while(sleepers_ == 1)            P3 full fence, then exchange(sleepers_, 0);
 //   C6 sleepers_ = 0; back to C1, which pops    it was 0: done
@@ -32,15 +32,26 @@
 // these same cases. C4 looks at the rings only once one is counted (Inbox::anything_queued
 // reads the count seq_cst): a ring counted after that read has its producers' seq_cst load
 // of sleepers_ (P2) come after C2 in that order, so they see the announcement. C3's fence
-// is heavy only while a ring is leased (Inbox::leases_live, read seq_cst after C2): a
-// producer publishes through a ring with a light fence only while it holds the lease, so
-// with none leased there is no light-fenced publication to order. A lease taken after
-// that read counts itself (seq_cst) before its first publication, so its P2 load comes
-// after C2 and sees the announcement; a lease that ended before it was counted down
-// (release) after its last publication, which C4 therefore sees. (Measured 2026-12-04,
-// 1,000 actors on their own threads called round robin, each parking between calls: a
-// heavy fence on every park of a lane with a ring cost 27-34 us a call against 15-17
-// without; the callers keep 4 senders, so most of those rings were leased by nobody.)
+// is heavy only while a ring's holder fences lightly (Inbox::light_leases_live, read
+// seq_cst after C2): a producer publishes through a ring with a light fence only while
+// it is counted there (Inbox::fence_lightly / fence_fully), so with none counted every
+// publication's P1 is a full fence, and the pair is the plain Dekker pair above. A holder
+// counted after that read counted itself (seq_cst) before its first light publication,
+// so its P2 load comes after C2 and sees the announcement; one counted out before that
+// read was counted out (release) after its last light publication, which C4 therefore
+// sees. A
+// lease starts light and is counted out at its end; a waited call to a consumer that
+// announced it may sleep counts its holder out (its caller blocks right after
+// publishing, so a full fence costs it ~1 %, while the consumer that answers it and parks
+// would pay a membarrier system call: one CPU beside two busy loops, the round trip
+// 1.06-1.23x -> 1.01-1.07x the futex ping-pong, three alternating pairs, 2026-12-06; to a
+// consumer spinning on another CPU it stays light: there the full fence and the rare
+// turn cost the round trip 2.5 -> 2.6-2.8x the spin floor, and that consumer does not
+// park); the holder's next fire-and-forget call counts it in again.
+// (Measured 2026-12-04, 1,000 actors on their own threads called round robin, each
+// parking between calls: a heavy fence on every park of a lane with a ring cost 27-34 us
+// a call against 15-17 without; the callers keep 4 senders, so most of those rings were
+// leased by nobody.)
 // (The version with a mutex and a condition variable needed one more check, that sleepers_
 // was still 1 once locked, to close the same window a delayed producer's early clear
 // opens; the kernel's compare closes it here. It also cost a system call more per park, as
@@ -101,6 +112,12 @@ class PinnedLane final : public Lane {
                                      uintptr_t flags) noexcept {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
+  }
+  // consumer_announced_sleep: a hint (relaxed): the consumer announced it may sleep (C2).
+  // A waited call then fences in full (Actor::post_now_as): the consumer that answers it
+  // will likely park again, and its park needs no heavy fence for that caller's ring (C3).
+  [[nodiscard]] bool consumer_announced_sleep() const noexcept {
+    return sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;

@@ -2,8 +2,9 @@
 // from where the other runs — spin, or park at once — no call is lost and every answer
 // arrives. These drive the decisions' paths: both sides on one CPU (both park at once),
 // a caller that moves between CPUs while it calls (the hints go stale), several callers
-// on different CPUs at once (the hints race), and a lane with a ring (its parks make the
-// heavy fence) answering calls with futures between fire-and-forget calls.
+// on different CPUs at once (the hints race), a lane with a ring (its parks make the
+// heavy fence) answering calls with futures between fire-and-forget calls, and waited
+// calls between them (each switches its ring's fence, core/inbox.h).
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -149,6 +150,65 @@ TEST(SpinPolicy, RingLaneParksBetweenCallsLosesNothing) {
     ASSERT_EQ(round_trip(a.get(), x), x + 1) << "call " << x;  // after the fire-and-forget call, in order
     ASSERT_EQ(counted.load(std::memory_order_relaxed), x + 1);
   }
+}
+
+// A waited call (tether_actor_call_wait, no deadline) publishes with a full fence and
+// counts its ring out of the lane's light leases; the next fire-and-forget call counts it
+// back in (core/inbox.h, fence_lightly / fence_fully). Two callers switching so on every
+// call, the consumer on another CPU parking between calls: every call runs and every
+// waiter gets its answer. A lost wake-up would leave a waiter blocked (the waited path
+// has no deadline): a watchdog that sees no progress for kPrompt nudges the lane with a
+// call of its own, which wakes it, and counts the nudge, so the test fails instead of
+// hanging.
+TEST(SpinPolicy, RingLaneParksBetweenWaitedAndFireAndForgetCallsLosesNothing) {
+  const std::vector<int> cpus = usable_cpus();
+  std::atomic<int64_t> counted{0}, progress{0}, wrong{0}, nudged{0};
+  std::atomic<bool> done{false};
+  Executor e;
+  Actor a;
+  make_actor(e, a, cpus.size() > 1 ? cpus[1] : -1, 0);  // parks at once
+  std::thread watchdog([&] {
+    int64_t seen = -1;
+    auto since = tether_test::Clock::now();
+    while (!done.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polls progress, synchronizes nothing
+      const int64_t now_at = progress.load(std::memory_order_relaxed);
+      if (now_at != seen) {
+        seen = now_at;
+        since = tether_test::Clock::now();
+      } else if (tether_test::Clock::now() - since > kPrompt) {
+        nudged.fetch_add(1);
+        (void)tether_actor_call(a.get(), nullptr, count_one, &counted, nullptr, nullptr);
+        since = tether_test::Clock::now();
+      }
+    }
+  });
+  const int64_t n = static_cast<int64_t>(scaled(2000));
+  std::vector<std::thread> callers;
+  for (int k = 0; k < 2; ++k) {
+    callers.emplace_back([&] {
+      Pin pin(cpus[0]);
+      for (int64_t x = 0; x < n; ++x) {
+        if (tether_actor_call(a.get(), nullptr, count_one, &counted, nullptr, nullptr) != TETHER_OK) {
+          wrong.fetch_add(1);
+        }
+        void *r = nullptr;
+        if (tether_actor_call_wait(a.get(), nullptr, add_one, reinterpret_cast<void *>(static_cast<intptr_t>(x)), nullptr,
+                                   -1, &r, nullptr) != TETHER_OK ||
+            reinterpret_cast<intptr_t>(r) != x + 1) {
+          wrong.fetch_add(1);
+        }
+        progress.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (auto &t : callers) t.join();
+  done.store(true, std::memory_order_release);
+  watchdog.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(nudged.load(), 0) << "a waiter made no progress for " << kPrompt.count() << " s: a lost wake-up";
+  // Every fire-and-forget call ran (each before the waited call behind it).
+  EXPECT_EQ(counted.load(), 2 * n + nudged.load());
 }
 
 }  // namespace

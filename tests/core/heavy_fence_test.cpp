@@ -4,7 +4,8 @@
 //     called only with futures ends without one (100,000 such actors released together
 //     made 100,000 of them);
 //   - a pinned lane about to park (core/pinned_lane.h, C3): only while one of its rings is
-//     leased, not whenever a ring was ever made.
+//     leased by a holder that publishes with a light fence (not whenever a ring was ever
+//     made, nor while its holder's last call was a waited one, which fences in full).
 #include <gtest/gtest.h>
 #include <tether/tether.h>
 
@@ -99,6 +100,13 @@ struct LaneWithRing {
       ASSERT_EQ(tether_future_release(f), TETHER_OK);
     }
   }
+  // waited_calls: n calls by tether_actor_call_wait with no deadline: through this
+  // thread's ring once it has one (the waited path), each fenced in full.
+  void waited_calls(int n) const {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(tether_actor_call_wait(actor, nullptr, Nothing, nullptr, nullptr, -1, nullptr, nullptr), TETHER_OK);
+    }
+  }
   // fire_and_forget: a call through this thread's sender (it leases one of the lane's
   // rings, kept while this thread caches the actor), then a round trip: it has run.
   void fire_and_forget() const {
@@ -122,6 +130,33 @@ TEST(ParkFence, ALaneParksWithAHeavyFenceOnlyWhileOneOfItsRingsIsLeased) {
   // executor may find the next call queued before it parks, so round trips go on (with
   // a bound) until one has parked.
   const auto deadline = tether_test::Clock::now() + tether_test::kLong;
+  do {
+    s.round_trips(50);
+  } while (tether::heavy_fences_made() == before && tether_test::Clock::now() < deadline);
+  EXPECT_GT(tether::heavy_fences_made(), before);
+}
+
+// A waited call to a consumer that announced it may sleep counts its ring out of the
+// light leases (it fences in full: Inbox::push_fast, Actor::post_now_as): the parks after
+// it make no heavy fence while the ring is still leased, until the holder's next
+// fire-and-forget call counts it back in. (A waited call that finds the consumer awake
+// stays light: waited calls go on, with a bound, until one has found it asleep; from
+// then on fifty in a row make no heavy fence.)
+TEST(ParkFence, AWaitedCallsRingParksItsLaneWithoutAHeavyFenceUntilTheNextFireAndForgetCall) {
+  LaneWithRing s;
+  s.fire_and_forget();  // this thread leases a ring and keeps it, fencing lightly
+  auto deadline = tether_test::Clock::now() + tether_test::kLong;
+  bool quiet = false;
+  do {
+    const uint64_t at = tether::heavy_fences_made();
+    s.waited_calls(50);  // each ends with the executor parked, the lease live
+    quiet = tether::heavy_fences_made() == at;
+  } while (!quiet && tether_test::Clock::now() < deadline);
+  EXPECT_TRUE(quiet) << "every run of fifty waited calls made a heavy fence";
+
+  s.fire_and_forget();  // counted back in
+  const uint64_t before = tether::heavy_fences_made();
+  deadline = tether_test::Clock::now() + tether_test::kLong;
   do {
     s.round_trips(50);
   } while (tether::heavy_fences_made() == before && tether_test::Clock::now() < deadline);
