@@ -170,9 +170,10 @@ void heavy_fence() noexcept;
 // actors called in turn took a cache miss more a call on the caller's side: callgrind,
 // 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
 // bounded, the rest written only under a lock taken off the hot paths) follow, on no line
-// of their own: the owner's rarely written fields share theirs. The ledger does not align itself (an alignas would make its owner
-// 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
-// owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
+// of their own: the owner's rarely written fields share theirs. The ledger does not align
+// itself (an alignas would make its owner 64-aligned, and an actor's shared_ptr count
+// would then take a line of its own): its owner places it where a line starts (actor.h,
+// executor.h). The fast calls' consumer
 // counts share the consumers' line with the general ones: on an actor without groups one
 // thread writes both; with groups, a group thread and the default thread may share that
 // line.
@@ -1112,7 +1113,8 @@ class LazyThreadGroup {
 // 1.06-1.23x -> 1.01-1.07x the futex ping-pong, three alternating pairs, 2026-12-06; to a
 // consumer spinning on another CPU it stays light: there the full fence and the rare
 // turn cost the round trip 2.5 -> 2.6-2.8x the spin floor, and that consumer does not
-// park); the holder's next fire-and-forget call counts it in again.
+// park); a fire-and-forget call, or a waited call that finds the consumer awake, counts
+// it in again (fences_fully decides per call; only a change costs a read-modify-write).
 // (Measured 2026-12-04, 1,000 actors on their own threads called round robin, each
 // parking between calls: a heavy fence on every park of a lane with a ring cost 27-34 us
 // a call against 15-17 without; the callers keep 4 senders, so most of those rings were
@@ -1891,8 +1893,8 @@ class CallRing {
   void end_lease() noexcept { owner_.store(0, std::memory_order_release); }
   // fences_lightly: whether the holder publishes with a light fence now, and so is
   // counted in its inbox's light leases (inbox.h); read and written by the holder only.
-  [[nodiscard]] bool fences_lightly() const noexcept { return fences_lightly_; }
-  void set_fences_lightly(bool light) noexcept { fences_lightly_ = light; }
+  [[nodiscard]] bool fences_lightly() const noexcept { return light_room_end_ != 0; }
+  void set_fences_lightly(bool light) noexcept { light_room_end_ = light ? kBlockEntries : 0; }
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
@@ -1923,8 +1925,10 @@ class CallRing {
   [[nodiscard]] bool marks_current(Read read, size_t rings) const noexcept {
     return for_each_other_source(rings, [&](size_t s) { return read(s) == last_marks_[s]; });
   }
-  // has_room: n more entries fit in the block being written (no block to link).
-  [[nodiscard]] bool has_room(size_t n) const noexcept { return write_pos_ + n <= kBlockEntries; }
+  // has_light_room: one more entry fits in the block being written (no block to link), and
+  // the holder fences lightly: one compare for both (the fire-and-forget caller's hot path
+  // asks on every call).
+  [[nodiscard]] bool has_light_room() const noexcept { return write_pos_ < light_room_end_; }
   // flags: 0, or RingEntry::kWaited.
   void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     write_entry(next_slot(), call, target, flags);
@@ -1932,7 +1936,7 @@ class CallRing {
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
-  // append_fast_with_room: append_fast once has_room(1) held; returns the count to
+  // append_fast_with_room: append_fast once has_light_room() held; returns the count to
   // publish (publish_count).
   [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     const uint64_t count = count_ + 1;
@@ -2044,7 +2048,7 @@ class CallRing {
   Block* next_block_ = nullptr;    // reserved: linked when write_block_ is full
   Block* spare_ = nullptr;         // blocks taken from the free list, linked by next
   uint64_t count_ = 0;             // entries appended
-  bool fences_lightly_ = false;    // see fences_lightly()
+  size_t light_room_end_ = 0;      // kBlockEntries while the holder fences lightly, else 0
   SourceMarks last_marks_{};       // marks of the last marks entry written
   std::atomic<uint64_t>& published_;
 
@@ -2346,19 +2350,17 @@ class Inbox {
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
-  // full for a waited call (flags RingEntry::kWaited): its caller blocks right after, so
-  // the fence costs it little, and a consumer that parks after answering it needs no
-  // heavy fence for this ring (C3). flags: 0, or RingEntry::kWaited.
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
-    const bool waited = (flags & RingEntry::kWaited) != 0;
-    if (waited) {
+  // full (full: the lane's choice for a waited call, pinned_lane.h's C3), counting the
+  // ring in or out of the light leases first. flags: 0, or RingEntry::kWaited.
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags, bool full) noexcept {
+    if (full) {
       fence_fully(ring);
     } else {
       fence_lightly(ring);
     }
     ring.append_marks(published_count(), rings_to_mark());
     ring.append_fast(call, &target, flags);
-    if (waited) {
+    if (full) {
       publish_fast_as<LightFence::kFull>(ring);
     } else {
       publish_fast(ring);
@@ -2370,7 +2372,7 @@ class Inbox {
   // done). Marks read before the call counts are as good as after: a call that happened
   // before this one had published by then.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
-    return ring.has_room(1) && ring.fences_lightly() && ring.marks_current(published_count(), rings_to_mark());
+    return ring.has_light_room() && ring.marks_current(published_count(), rings_to_mark());
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>
@@ -2991,7 +2993,7 @@ class PinnedLane final : public Lane {
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
-    inbox_.push_fast(ring, call, target, flags);
+    inbox_.push_fast(ring, call, target, flags, fences_fully(flags));
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
@@ -3006,11 +3008,13 @@ class PinnedLane final : public Lane {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
-  // consumer_announced_sleep: a hint (relaxed): the consumer announced it may sleep (C2).
-  // A waited call then fences in full (Actor::post_now_as): the consumer that answers it
-  // will likely park again, and its park needs no heavy fence for that caller's ring (C3).
-  [[nodiscard]] bool consumer_announced_sleep() const noexcept {
-    return sleepers_.load(std::memory_order_relaxed) != 0;
+  // fences_fully: whether a call with these flags publishes with a full fence: a waited
+  // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
+  // consumer that answers it will likely park again, and its park then needs no heavy
+  // fence for that caller's ring (C3). Actor::post_now_as sends such a call, and a waited
+  // call through a ring that fences in full, to push_fast.
+  [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
+    return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;
@@ -4421,13 +4425,10 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
   // first, so that nothing here calls out of line.
   // The lane in a local: its register outlives the fence's compiler barrier, the member
   // would be read again after it.
-  // A waited call to a consumer that announced it may sleep fences in full
-  // (Inbox::push_fast, pinned_lane.h's C3): the rare turn's.
+  // A waited call that fences in full (PinnedLane::fences_fully) takes the rare turn.
   CallRing& ring = *sender.ring;
   PinnedLane& lane = *default_lane_;
-  if (((flags & RingEntry::kWaited) != 0 && lane.consumer_announced_sleep()) || !lane.ready_to_push_fast(ring)) {
-    return FastPost::kRare;
-  }
+  if (lane.fences_fully(flags) || !lane.ready_to_push_fast(ring)) return FastPost::kRare;
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;

@@ -389,13 +389,10 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
   // first, so that nothing here calls out of line.
   // The lane in a local: its register outlives the fence's compiler barrier, the member
   // would be read again after it.
-  // A waited call to a consumer that announced it may sleep fences in full
-  // (Inbox::push_fast, pinned_lane.h's C3): the rare turn's.
+  // A waited call that fences in full (PinnedLane::fences_fully) takes the rare turn.
   CallRing& ring = *sender.ring;
   PinnedLane& lane = *default_lane_;
-  if (((flags & RingEntry::kWaited) != 0 && lane.consumer_announced_sleep()) || !lane.ready_to_push_fast(ring)) {
-    return FastPost::kRare;
-  }
+  if (lane.fences_fully(flags) || !lane.ready_to_push_fast(ring)) return FastPost::kRare;
   sender.tally.add(1);  // as post_fast_rare
   light_fence_as<kFence>();
   if (closed_.load(std::memory_order_relaxed) != 0) [[unlikely]] return FastPost::kClosed;

@@ -21,9 +21,10 @@
 // actors called in turn took a cache miss more a call on the caller's side: callgrind,
 // 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
 // bounded, the rest written only under a lock taken off the hot paths) follow, on no line
-// of their own: the owner's rarely written fields share theirs. The ledger does not align itself (an alignas would make its owner
-// 64-aligned, and an actor's shared_ptr count would then take a line of its own): its
-// owner places it where a line starts (actor.h, executor.h). The fast calls' consumer
+// of their own: the owner's rarely written fields share theirs. The ledger does not align
+// itself (an alignas would make its owner 64-aligned, and an actor's shared_ptr count
+// would then take a line of its own): its owner places it where a line starts (actor.h,
+// executor.h). The fast calls' consumer
 // counts share the consumers' line with the general ones: on an actor without groups one
 // thread writes both; with groups, a group thread and the default thread may share that
 // line.

@@ -95,8 +95,8 @@ class CallRing {
   void end_lease() noexcept { owner_.store(0, std::memory_order_release); }
   // fences_lightly: whether the holder publishes with a light fence now, and so is
   // counted in its inbox's light leases (inbox.h); read and written by the holder only.
-  [[nodiscard]] bool fences_lightly() const noexcept { return fences_lightly_; }
-  void set_fences_lightly(bool light) noexcept { fences_lightly_ = light; }
+  [[nodiscard]] bool fences_lightly() const noexcept { return light_room_end_ != 0; }
+  void set_fences_lightly(bool light) noexcept { light_room_end_ = light ? kBlockEntries : 0; }
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
@@ -127,8 +127,10 @@ class CallRing {
   [[nodiscard]] bool marks_current(Read read, size_t rings) const noexcept {
     return for_each_other_source(rings, [&](size_t s) { return read(s) == last_marks_[s]; });
   }
-  // has_room: n more entries fit in the block being written (no block to link).
-  [[nodiscard]] bool has_room(size_t n) const noexcept { return write_pos_ + n <= kBlockEntries; }
+  // has_light_room: one more entry fits in the block being written (no block to link), and
+  // the holder fences lightly: one compare for both (the fire-and-forget caller's hot path
+  // asks on every call).
+  [[nodiscard]] bool has_light_room() const noexcept { return write_pos_ < light_room_end_; }
   // flags: 0, or RingEntry::kWaited.
   void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     write_entry(next_slot(), call, target, flags);
@@ -136,7 +138,7 @@ class CallRing {
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
 
-  // append_fast_with_room: append_fast once has_room(1) held; returns the count to
+  // append_fast_with_room: append_fast once has_light_room() held; returns the count to
   // publish (publish_count).
   [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     const uint64_t count = count_ + 1;
@@ -248,7 +250,7 @@ class CallRing {
   Block* next_block_ = nullptr;    // reserved: linked when write_block_ is full
   Block* spare_ = nullptr;         // blocks taken from the free list, linked by next
   uint64_t count_ = 0;             // entries appended
-  bool fences_lightly_ = false;    // see fences_lightly()
+  size_t light_room_end_ = 0;      // kBlockEntries while the holder fences lightly, else 0
   SourceMarks last_marks_{};       // marks of the last marks entry written
   std::atomic<uint64_t>& published_;
 

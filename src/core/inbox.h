@@ -165,19 +165,17 @@ class Inbox {
   }
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
-  // full for a waited call (flags RingEntry::kWaited): its caller blocks right after, so
-  // the fence costs it little, and a consumer that parks after answering it needs no
-  // heavy fence for this ring (C3). flags: 0, or RingEntry::kWaited.
-  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
-    const bool waited = (flags & RingEntry::kWaited) != 0;
-    if (waited) {
+  // full (full: the lane's choice for a waited call, pinned_lane.h's C3), counting the
+  // ring in or out of the light leases first. flags: 0, or RingEntry::kWaited.
+  void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags, bool full) noexcept {
+    if (full) {
       fence_fully(ring);
     } else {
       fence_lightly(ring);
     }
     ring.append_marks(published_count(), rings_to_mark());
     ring.append_fast(call, &target, flags);
-    if (waited) {
+    if (full) {
       publish_fast_as<LightFence::kFull>(ring);
     } else {
       publish_fast(ring);
@@ -189,7 +187,7 @@ class Inbox {
   // done). Marks read before the call counts are as good as after: a call that happened
   // before this one had published by then.
   [[nodiscard]] bool ready_to_push_fast(const CallRing& ring) const noexcept {
-    return ring.has_room(1) && ring.fences_lightly() && ring.marks_current(published_count(), rings_to_mark());
+    return ring.has_light_room() && ring.marks_current(published_count(), rings_to_mark());
   }
   // kFence: light_fence_kind(), read by the caller.
   template <LightFence kFence>

@@ -47,7 +47,8 @@
 // 1.06-1.23x -> 1.01-1.07x the futex ping-pong, three alternating pairs, 2026-12-06; to a
 // consumer spinning on another CPU it stays light: there the full fence and the rare
 // turn cost the round trip 2.5 -> 2.6-2.8x the spin floor, and that consumer does not
-// park); the holder's next fire-and-forget call counts it in again.
+// park); a fire-and-forget call, or a waited call that finds the consumer awake, counts
+// it in again (fences_fully decides per call; only a change costs a read-modify-write).
 // (Measured 2026-12-04, 1,000 actors on their own threads called round robin, each
 // parking between calls: a heavy fence on every park of a lane with a ring cost 27-34 us
 // a call against 15-17 without; the callers keep 4 senders, so most of those rings were
@@ -98,7 +99,7 @@ class PinnedLane final : public Lane {
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
-    inbox_.push_fast(ring, call, target, flags);
+    inbox_.push_fast(ring, call, target, flags, fences_fully(flags));
     if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
@@ -113,11 +114,13 @@ class PinnedLane final : public Lane {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
-  // consumer_announced_sleep: a hint (relaxed): the consumer announced it may sleep (C2).
-  // A waited call then fences in full (Actor::post_now_as): the consumer that answers it
-  // will likely park again, and its park needs no heavy fence for that caller's ring (C3).
-  [[nodiscard]] bool consumer_announced_sleep() const noexcept {
-    return sleepers_.load(std::memory_order_relaxed) != 0;
+  // fences_fully: whether a call with these flags publishes with a full fence: a waited
+  // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
+  // consumer that answers it will likely park again, and its park then needs no heavy
+  // fence for that caller's ring (C3). Actor::post_now_as sends such a call, and a waited
+  // call through a ring that fences in full, to push_fast.
+  [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
+    return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;

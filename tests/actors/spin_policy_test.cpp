@@ -193,8 +193,8 @@ TEST(SpinPolicy, RingLaneParksBetweenWaitedAndFireAndForgetCallsLosesNothing) {
           wrong.fetch_add(1);
         }
         void *r = nullptr;
-        if (tether_actor_call_wait(a.get(), nullptr, add_one, reinterpret_cast<void *>(static_cast<intptr_t>(x)), nullptr,
-                                   -1, &r, nullptr) != TETHER_OK ||
+        void *arg = reinterpret_cast<void *>(static_cast<intptr_t>(x));
+        if (tether_actor_call_wait(a.get(), nullptr, add_one, arg, nullptr, -1, &r, nullptr) != TETHER_OK ||
             reinterpret_cast<intptr_t>(r) != x + 1) {
           wrong.fetch_add(1);
         }

@@ -41,9 +41,9 @@ FastCall TestTarget::call(uint64_t id) {
   return FastCall{never_called, reinterpret_cast<void*>(static_cast<uintptr_t>(id)), nullptr};
 }
 
-bool push_fast(Inbox& inbox, tether::CallRing& ring, TestTarget& target, uint64_t id) {
+bool push_fast(Inbox& inbox, tether::CallRing& ring, TestTarget& target, uint64_t id, bool full) {
   if (!ring.try_reserve(2)) return false;
-  inbox.push_fast(ring, TestTarget::call(id), target, /*flags=*/0);
+  inbox.push_fast(ring, TestTarget::call(id), target, /*flags=*/0, full);
   return true;
 }
 

@@ -82,8 +82,9 @@ class TestTarget final : public FastTarget {
   Log& log_;
 };
 
-// push_fast: reserves room and appends a fast call through a leased ring; false without memory.
-bool push_fast(Inbox& inbox, tether::CallRing& ring, TestTarget& target, uint64_t id);
+// push_fast: reserves room and appends a fast call through a leased ring, fenced lightly
+// or (full) in full; false without memory.
+bool push_fast(Inbox& inbox, tether::CallRing& ring, TestTarget& target, uint64_t id, bool full = false);
 
 // consume_until: the consumer's loop (drain_ring, else try_pop and run) until done() holds;
 // false when the bound passed first.

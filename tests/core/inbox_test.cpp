@@ -308,6 +308,42 @@ TEST(Inbox, EndedLeaseIsLeasedAgainByAnotherThread) {
   inbox.cancel_everything();
 }
 
+// light_leases_live (pinned_lane.h's C3): a lease counts its holder in, a publication
+// fenced in full counts it out and a light one back in (a change at a time, never twice),
+// and the lease's end counts it out once.
+TEST(Inbox, LightLeasesCountTheHoldersThatFenceLightlyNow) {
+  Log log;
+  TestTarget target(nullptr, log);
+  Inbox inbox(true);
+  EXPECT_EQ(0u, inbox.light_leases_live());
+  CallRing* ring = inbox.lease_ring();
+  ASSERT_NE(nullptr, ring);
+  EXPECT_EQ(1u, inbox.light_leases_live()) << "a lease starts light";
+  uint64_t id = 0;
+  ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, id++)));
+  EXPECT_EQ(1u, inbox.light_leases_live());
+  ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, id++), /*full=*/true));
+  EXPECT_EQ(0u, inbox.light_leases_live()) << "fenced in full: counted out";
+  ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, id++), /*full=*/true));
+  EXPECT_EQ(0u, inbox.light_leases_live());
+  ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, id++)));
+  ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, id++)));
+  EXPECT_EQ(1u, inbox.light_leases_live()) << "light again: counted in once";
+  CallRing* second = nullptr;
+  std::thread other([&] { second = inbox.lease_ring(); });  // another producer's lease
+  other.join();
+  ASSERT_NE(nullptr, second);
+  EXPECT_EQ(2u, inbox.light_leases_live());
+  inbox.end_lease(*ring);
+  EXPECT_EQ(1u, inbox.light_leases_live()) << "an ended lease counted out";
+  ASSERT_TRUE(push_fast(inbox, *second, target, id_of(1, 0), /*full=*/true));
+  EXPECT_EQ(0u, inbox.light_leases_live());
+  inbox.end_lease(*second);
+  EXPECT_EQ(0u, inbox.light_leases_live()) << "a lease that ended fencing in full is not counted out twice";
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == id + 1; }));
+  inbox.cancel_everything();
+}
+
 TEST(Inbox, CancelEverythingRunsNoCall) {
   Log log;
   TestTarget target(nullptr, log);
