@@ -1255,7 +1255,8 @@ class LazyThreadGroup {
 // large allocation then merged them all (glibc's malloc_consolidate: ~74 instructions and
 // 2.8 cache misses a call averaged over the next 100,000 calls with a future, in callgrind).
 // As for the other slabs, the chunks are kept: the most calls a process ever had queued
-// at once stay reserved for its later calls (112 bytes each), reused, never given back.
+// at once stay reserved for its later calls (112 bytes each), reused, never given back;
+// on ordinary pages only (kHugePages false: block_slab.h says why).
 // Under AddressSanitizer every slot is a heap allocation of its own (pool_bypass.h).
 
 // ---- core/block_slab.h ----
@@ -1272,7 +1273,11 @@ class LazyThreadGroup {
 // Once a slab has carved kHugeAfterBytes, its next chunks are huge-page regions
 // (platform::map_huge_region, 2 MiB) when the OS gives them: for 100,000 actors the page
 // faults of 4 KiB pages were most of a create's time (bench/README.md: 12,500 of them,
-// ~500 -> ~300 ns a create). A program with a few actors never maps one.
+// ~500 -> ~300 ns a create). A program with a few actors never maps one. A slab of
+// short-lived blocks says kHugePages = false: calls (call_pool.h) outlive their run only
+// while a backlog builds, and a huge region mapped for one held 2 MiB for a backlog that
+// may never come back (100,000 actors made while their threads lagged behind their
+// constructor calls: 518 against 494 bytes of RSS an actor in two runs of five).
 //
 // Thread safety: allocate and free from any thread, under the slab's mutex (taken once
 // per object made or freed: objects made by the thousand, not per call). std::allocate_shared
@@ -1373,7 +1378,7 @@ struct FreeBlock {
 
 namespace tether {
 
-template <size_t kBlockSize, size_t kAlign, size_t kChunkBlocks>
+template <size_t kBlockSize, size_t kAlign, size_t kChunkBlocks, bool kHugePages = true>
 class BlockSlab {
  public:
   static_assert(kBlockSize % kAlign == 0, "every block of a chunk keeps the alignment");
@@ -1462,7 +1467,7 @@ class BlockSlab {
   static void add_chunk(State& s) {
     unsigned char* chunk = nullptr;
     size_t bytes = kChunkBytes;
-    if (s.carved >= kHugeAfterBytes) {
+    if (kHugePages && s.carved >= kHugeAfterBytes) {
       chunk = static_cast<unsigned char*>(platform::map_huge_region());
       if (chunk != nullptr) {
         bytes = platform::kHugeRegionBytes;
@@ -1754,7 +1759,7 @@ class MagazinePool {
 
 namespace tether {
 
-using CallSlab = BlockSlab</*kBlockSize=*/112, /*kAlign=*/16, /*kChunkBlocks=*/128>;
+using CallSlab = BlockSlab</*kBlockSize=*/112, /*kAlign=*/16, /*kChunkBlocks=*/128, /*kHugePages=*/false>;
 using CallPool = MagazinePool</*kBlockSize=*/CallSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/64,
                               Cleanup::CallPool, SlabBlocks<CallSlab>>;
 

@@ -10,7 +10,8 @@
 // large allocation then merged them all (glibc's malloc_consolidate: ~74 instructions and
 // 2.8 cache misses a call averaged over the next 100,000 calls with a future, in callgrind).
 // As for the other slabs, the chunks are kept: the most calls a process ever had queued
-// at once stay reserved for its later calls (112 bytes each), reused, never given back.
+// at once stay reserved for its later calls (112 bytes each), reused, never given back;
+// on ordinary pages only (kHugePages false: block_slab.h says why).
 // Under AddressSanitizer every slot is a heap allocation of its own (pool_bypass.h).
 #pragma once
 
@@ -19,7 +20,7 @@
 
 namespace tether {
 
-using CallSlab = BlockSlab</*kBlockSize=*/112, /*kAlign=*/16, /*kChunkBlocks=*/128>;
+using CallSlab = BlockSlab</*kBlockSize=*/112, /*kAlign=*/16, /*kChunkBlocks=*/128, /*kHugePages=*/false>;
 using CallPool = MagazinePool</*kBlockSize=*/CallSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/64,
                               Cleanup::CallPool, SlabBlocks<CallSlab>>;
 
