@@ -24,10 +24,9 @@
 // of their own: the owner's rarely written fields share theirs. The ledger does not align
 // itself (an alignas would make its owner 64-aligned, and an actor's shared_ptr count
 // would then take a line of its own): its owner places it where a line starts (actor.h,
-// executor.h). The fast calls' consumer
-// counts share the consumers' line with the general ones: on an actor without groups one
-// thread writes both; with groups, a group thread and the default thread may share that
-// line.
+// executor.h). The fast calls' consumer counts share the consumers' line with the general
+// ones: on an actor without groups one thread writes both; with groups, a group thread
+// and the default thread may share that line.
 #pragma once
 
 #include <atomic>

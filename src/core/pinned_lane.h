@@ -39,16 +39,16 @@
 // counted after that read counted itself (seq_cst) before its first light publication,
 // so its P2 load comes after C2 and sees the announcement; one counted out before that
 // read was counted out (release) after its last light publication, which C4 therefore
-// sees. A
-// lease starts light and is counted out at its end; a waited call to a consumer that
-// announced it may sleep counts its holder out (its caller blocks right after
-// publishing, so a full fence costs it ~1 %, while the consumer that answers it and parks
-// would pay a membarrier system call: one CPU beside two busy loops, the round trip
-// 1.06-1.23x -> 1.01-1.07x the futex ping-pong, three alternating pairs, 2026-12-06; to a
-// consumer spinning on another CPU it stays light: there the full fence and the rare
-// turn cost the round trip 2.5 -> 2.6-2.8x the spin floor, and that consumer does not
-// park); a fire-and-forget call, or a waited call that finds the consumer awake, counts
-// it in again (fences_fully decides per call; only a change costs a read-modify-write).
+// sees. A lease starts light and is counted out at its end. A waited call to a consumer
+// that announced it may sleep counts its holder out: its caller blocks right after
+// publishing, so a full fence (tens of ns) costs it little against a round trip of
+// microseconds, while the consumer that answers it and parks would pay a membarrier
+// system call (one CPU beside two busy loops, four alternating pairs, 2026-12-06: the
+// round trip 1.06-1.23x -> 1.01-1.07x the futex ping-pong). To a consumer spinning on
+// another CPU it stays light: that consumer does not park, and the full fence and the
+// rare turn cost its round trip 2.49-2.55 -> 2.62-2.78x the spin floor. A
+// fire-and-forget call, or a waited call that finds the consumer awake, counts the holder
+// in again (fences_fully decides per call; only a change costs a read-modify-write).
 // (Measured 2026-12-04, 1,000 actors on their own threads called round robin, each
 // parking between calls: a heavy fence on every park of a lane with a ring cost 27-34 us
 // a call against 15-17 without; the callers keep 4 senders, so most of those rings were
