@@ -306,7 +306,9 @@ class Inbox {
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
-  bool work_elsewhere(size_t source) noexcept;  // another source has calls
+  // work_elsewhere: another source has calls that may run now (a mailbox whose first
+  // call waits for source itself has none: see mailbox_waits_on_).
+  bool work_elsewhere(size_t source) noexcept;
   [[nodiscard]] SourceMarks read_marks() const noexcept;
 
   const bool has_rings_;
@@ -323,13 +325,23 @@ class Inbox {
   size_t current_ = 0;                                // the source being drained
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
+  // The mailbox's first call waits for source mailbox_waits_on_ to reach the mark
+  // mailbox_waits_for_ (pop_mailbox found so; kLaneSources: not known). It stays so until
+  // the consumer pops that call, which only it does. A call with a future behind a
+  // stream of fire-and-forget calls from its thread waits so: without this, every full
+  // batch of the stream took a turn through the mailbox and one call the slow way.
+  size_t mailbox_waits_on_ = kLaneSources;
+  uint32_t mailbox_waits_for_ = 0;
 };
 
 // FastRun: the calls to one target that a ring holds next, up to a limit, handed out one
 // at a time by next(): what drain_ring lets a target's run_fast run back to back. A run
 // ends at the first entry that is not such a call (marks, another target's, none
-// published yet) and at the limit; calls a canceller claimed are stepped over. Used by
-// the lane's consumer only, within one run_fast.
+// published yet) and at the limit; calls a canceller claimed are stepped over. At the
+// limit, a run whose lane has nothing queued elsewhere goes on for another batch, a few
+// times (inbox.cpp, kRunBatches): a stream of calls from one producer pays a run's set-up
+// (the drain, the target's run_fast, its task, the settling) every 1,024 calls, not 128.
+// Used by the lane's consumer only, within one run_fast.
 //
 // The hot loop reads a span of the ring's current block (CallRing::readable) by pointer:
 // per call it stores the consumer's position (the Dekker store that pairs with a
@@ -401,6 +413,7 @@ class FastRun {
   RingEntry* base_ = nullptr;
   uint32_t room_ = 0;          // calls the run may take beyond the span
   uint32_t stepped_ = 0;       // entries stepped past (caught up)
+  uint32_t batches_ = 1;       // batches of room given (kRunBatches at most)
 };
 
 inline void Inbox::run(Work& w, Lane& lane) noexcept {

@@ -24,11 +24,16 @@ constexpr size_t kMailboxSource = kLaneRings;
 // source ever holds 2^31 unconsumed entries).
 using SourceMarks = std::array<uint32_t, kLaneSources>;
 
+// mark_unreached: a source's consumed count is short of its mark (marks wrap at 2^32).
+[[nodiscard]] inline bool mark_unreached(uint64_t consumed, uint32_t mark) noexcept {
+  return static_cast<int32_t>(static_cast<uint32_t>(consumed) - mark) < 0;
+}
+
 // first_unreached: a source s other than `self` whose consumed count is short of
 // marks[s], or kLaneSources when every mark is reached.
 [[nodiscard]] inline size_t first_unreached(const SourceMarks& marks, const uint64_t* consumed, size_t self) noexcept {
   for (size_t s = 0; s < kLaneSources; ++s) {
-    if (s != self && static_cast<int32_t>(static_cast<uint32_t>(consumed[s]) - marks[s]) < 0) return s;
+    if (s != self && mark_unreached(consumed[s], marks[s])) return s;
   }
   return kLaneSources;
 }

@@ -295,7 +295,7 @@ TEST(FastPath, StopCancelReachesTheCallsBehindABlockedCallOfARun) {
     if (behind_span) {
       ASSERT_TRUE(entered.wait_for(kLong));
     }
-    constexpr int kBehind = 300;  // more than a run (128 calls) takes at once
+    constexpr int kBehind = 1100;  // more than a run takes at once (1,024 calls at most)
     for (int i = 0; i < kBehind; ++i) {
       ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&runs](tether_task *, void *) {
                   runs.add();

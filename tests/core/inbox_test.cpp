@@ -108,25 +108,68 @@ void run_producers(size_t producers, size_t per, Log& log, size_t& leased) {
   inbox.cancel_everything();
 }
 
-TEST(Inbox, DrainRingRunsEachTargetsCallsBackToBackUpToABatch) {
+TEST(Inbox, DrainRingRunsEachTargetsCallsBackToBack) {
   Log log;
   const int a = 0, b = 0;
   TestTarget target_a(&a, log), target_b(&b, log);
   Inbox inbox(true);
   CallRing* ring = inbox.lease_ring();
   ASSERT_NE(nullptr, ring);
-  // a a a b a, then 300 of a: the first drain runs a's three in one run, b's one, a's one
-  // and a's next ones in a run that ends at the batch's limit (128 calls a drain).
+  // a a a b a, then 300 of a: the first drain runs a's three in one run, b's one, and a's
+  // 301 in one more: past a batch (128), as nothing is queued elsewhere.
   const uint64_t first[] = {0, 0, 0, 1, 0};
   uint64_t seq = 0;
   for (uint64_t t : first) ASSERT_TRUE(push_fast(inbox, *ring, t == 0 ? target_a : target_b, id_of(0, seq++)));
   for (int i = 0; i < 300; ++i) ASSERT_TRUE(push_fast(inbox, *ring, target_a, id_of(0, seq++)));
   ASSERT_TRUE(inbox.drain_ring(test_lane()));
-  EXPECT_EQ(128u, log.runs.load()) << "one drain runs one batch";
+  EXPECT_EQ(seq, log.runs.load()) << "one drain runs on while nothing waits elsewhere";
   EXPECT_EQ(1u, target_b.runs.load());
-  EXPECT_EQ(2u, target_a.runs.load()) << "a's first three in one run, the rest of the batch in another";
-  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == seq; }));
+  EXPECT_EQ(2u, target_a.runs.load()) << "a's first three in one run, the rest in another";
   EXPECT_EQ(iota_ids(0, seq), log.ran_ids());
+  inbox.end_lease(*ring);
+  inbox.cancel_everything();
+}
+
+TEST(Inbox, DrainRingTakesOneBatchWhileAnotherRingHasCalls) {
+  Log log;
+  TestTarget target(nullptr, log);
+  Inbox inbox(true);
+  CallRing* ring = inbox.lease_ring();
+  CallRing* other = inbox.lease_ring();
+  ASSERT_NE(nullptr, ring);
+  ASSERT_NE(nullptr, other);
+  for (uint64_t i = 0; i < 300; ++i) ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, i)));
+  ASSERT_TRUE(push_fast(inbox, *other, target, id_of(1, 0)));
+  ASSERT_TRUE(inbox.drain_ring(test_lane()));
+  EXPECT_EQ(128u, log.runs.load()) << "one drain runs one batch while another source has calls";
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == 301; }));
+  inbox.end_lease(*ring);
+  inbox.end_lease(*other);
+  inbox.cancel_everything();
+}
+
+// A mailbox call pushed after a ring's calls waits for them (its marks): once the consumer
+// has seen it wait, it is no work elsewhere, and the ring's calls run past a batch; it
+// runs right after the last of them.
+TEST(Inbox, DrainRingRunsOnWhileTheMailboxWaitsForItsRing) {
+  Log log;
+  TestTarget target(nullptr, log);
+  Inbox inbox(true);
+  CallRing* ring = inbox.lease_ring();
+  ASSERT_NE(nullptr, ring);
+  for (uint64_t i = 0; i < 600; ++i) ASSERT_TRUE(push_fast(inbox, *ring, target, id_of(0, i)));
+  inbox.push(new TestCall(nullptr, log, id_of(0, 600)));
+  ASSERT_TRUE(inbox.drain_ring(test_lane()));
+  EXPECT_EQ(128u, log.runs.load()) << "the mailbox's call is not known to wait yet";
+  Inbox::Work w;
+  ASSERT_TRUE(inbox.try_pop(w)) << "the mailbox's call waits: the ring's next call comes";
+  EXPECT_EQ(nullptr, w.call);
+  Inbox::run(w, test_lane());
+  EXPECT_EQ(129u, log.runs.load());
+  ASSERT_TRUE(inbox.drain_ring(test_lane()));
+  EXPECT_EQ(600u, log.runs.load()) << "the rest in one drain: the mailbox waits for this ring";
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == 601; }));
+  EXPECT_EQ(iota_ids(0, 601), log.ran_ids());
   inbox.end_lease(*ring);
   inbox.cancel_everything();
 }
