@@ -1130,8 +1130,7 @@ class LazyThreadGroup {
 // push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
 // yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
 // says why; not for 10 s on a CPU where such a yield was handed to another thread:
-// pinned_lane.cpp, kYieldHandedAway; nor right after answered_waiter's yield with nothing
-// published since), else within an adaptive budget (idle_budget_ns_, between
+// pinned_lane.cpp, kYieldHandedAway), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
 // work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
 // is a full one). The consumer publishes
@@ -2745,19 +2744,6 @@ inline void Inbox::run(Work& w, Lane& lane) noexcept {
 // alike (6.0-6.3 us); bench/compare --load 2, target 1's round trip on one CPU 1.33-1.35
 // -> 1.09-1.12x the futex floor (the rest is C3's membarrier: 0.98-1.01x with
 // TETHER_NO_MEMBARRIER=1, at 2.0 against 0.5 us unpinned).
-// The answer's yield: a consumer that has just ended a waited call whose caller shares its
-// CPU and had not parked yields at once (PinnedLane::answered_waiter), before it counts,
-// settles and looks for more work. That caller is runnable: it woke the parked consumer,
-// which preempted it before it could park, and it would wait out all of that, which after
-// 1 ms idle runs from cold caches. A caller that parked is woken instead (WaitedCall::end
-// says which), as the kernel then lets it run: a yield there is a system call for nothing
-// (tried: back-to-back waited calls on one CPU 6.0-6.6 -> 10.7-11.6 us each). Measured
-// 2026-12-06 (AMD EPYC VM, both threads on one CPU, a call after 1 ms idle; rdtsc at the
-// steps of a copy of the library, medians of 295): the answer to the yield 1.22 -> 0.40-0.55
-// us; bench/compare --only "raw futex", three alternating pairs: target 3 on one CPU 1.17 /
-// 1.12 / 1.09 -> 0.99 / 1.02 / 1.06x, target 1 alike (0.94-1.02 against 0.94-1.05x), and
-// alike under --load 2. C1 then does not yield again while nothing new was published (the
-// caller it yielded to has run; a second yield could only hand the CPU to another process).
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the
@@ -2959,11 +2945,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // drain_here: runs what is queued on the calling thread, then returns.
   void drain_here();
 
-  // answered_waiter: the calling thread, running this lane's calls, has just ended a
-  // waited call (waited_call.h) whose caller blocks for it. A PinnedLane lets that caller
-  // run at once when it shares this CPU (pinned_lane.h, "How long C1 spins").
-  virtual void answered_waiter() noexcept {}
-
  protected:
   using Work = Inbox::Work;
 
@@ -3021,13 +3002,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
 namespace tether {
 
-// answer_yields_made: how many times a consumer yielded the CPU right after answering a
-// waited call (PinnedLane::answered_waiter), process-wide (relaxed: for the tests).
-[[nodiscard]] uint64_t answer_yields_made() noexcept;
-// forget_yields_handed_away: consumers on every CPU may yield again at once, as if no
-// yield had been handed to another process (kYieldHandedAway; for the tests).
-void forget_yields_handed_away() noexcept;
-
 class PinnedLane final : public Lane {
  public:
   explicit PinnedLane(Options options);  // options.threads <= 1
@@ -3067,8 +3041,6 @@ class PinnedLane final : public Lane {
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;
 
-  void answered_waiter() noexcept override;
-
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
   // from another thread than the owner or from inside a task of this lane.
@@ -3089,9 +3061,6 @@ class PinnedLane final : public Lane {
   [[nodiscard]] int64_t next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
-  // yield_here: yields the CPU (to a partner on cpu, this thread's) unless yields on cpu
-  // hand it to other processes now (kYieldHandedAway); whether it yielded.
-  bool yield_here(int32_t cpu) noexcept;
   // partner_here: the lane's last partner (core/spin_policy.h) runs on cpu, this thread's.
   [[nodiscard]] bool partner_here(int32_t cpu) const noexcept { return cpu >= 0 && presence_->partner_cpu() == cpu; }
 
@@ -3105,10 +3074,6 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
-  // published_after_answer_yield_: Inbox::published_total() when the last yield of
-  // answered_waiter returned (none yet: UINT64_MAX); C1 does not yield again while it
-  // stays so.
-  uint64_t published_after_answer_yield_ = UINT64_MAX;
 };
 
 }  // namespace tether
@@ -4142,9 +4107,6 @@ class WaitedCall {
   [[nodiscard]] UserArg take_result() noexcept { return std::move(result_); }
   [[nodiscard]] ErrorPtr take_error() noexcept { return std::move(error_); }
 
-  // waiter_parked: the waiter announced its park (W3) and E3 has not come (for tests).
-  [[nodiscard]] bool waiter_parked() const noexcept { return word_.load(std::memory_order_acquire) == kParked; }
-
   // ---- the ending side (between the post and E3) ----
   // take_arg: the call's arg, once (the method's, or dropped when it never runs).
   [[nodiscard]] UserArg take_arg() noexcept { return UserArg(arg_, arg_drop_); }
@@ -4152,8 +4114,8 @@ class WaitedCall {
   [[nodiscard]] UserArg& result_slot() noexcept { return result_; }
   // end: E1, E3, E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null
   // only for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this
-  // call may be touched after. Returns whether the caller had parked (E4 woke it).
-  bool end(int32_t terminal, ErrorPtr err) noexcept;
+  // call may be touched after.
+  void end(int32_t terminal, ErrorPtr err) noexcept;
 
  private:
   enum Word : uint32_t { kWaiting, kParked, kDone };
@@ -4367,8 +4329,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // value: run_fast's call stays in registers.
   void run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept;
   void end_nested(WaitedCall& w, const Scope& nested) noexcept;  // as its terminal nested scope ended
-  // end_waited: counts it, ends it (any thread); WaitedCall::end's answer.
-  bool end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;
+  void end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;  // counts it, ends it (any thread)
   void end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept;  // never runs: FAILED with err, or CANCELLED
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop
   void finish_fast(Task& task, ErrorPtr err) noexcept;      // run_fast: failed, or nested threads (settles it)
@@ -5654,24 +5615,22 @@ void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexce
     settle_when_done(nested.get());
     return;
   }
-  bool woke = false;  // the caller had parked: E4 woke it, and the kernel decides who runs
   if (err) {
-    woke = end_waited(w, TETHER_FAILED, std::move(err));
+    end_waited(w, TETHER_FAILED, std::move(err));
   } else if (cancel_.load(std::memory_order_acquire)) {  // a stop CANCEL came while it ran: as CallFuture::finish
-    woke = end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
+    end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
   } else {
     ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)
-    woke = w.end(TETHER_SUCCEEDED, nullptr);
+    w.end(TETHER_SUCCEEDED, nullptr);
   }
   settle_fast();
-  if (!woke) lane.answered_waiter();
 }
 
-bool Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
+void Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
   // Counted before the end: a caller that sees the end sees the count (stats), as
   // CallFuture::complete_locked. Any thread: the shared counters.
   ledger_.count_outcome(terminal);
-  return w.end(terminal, std::move(err));
+  w.end(terminal, std::move(err));
 }
 
 void Actor::end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept {
@@ -8935,7 +8894,6 @@ constexpr std::chrono::microseconds kYieldHandedAway{250};
 constexpr std::chrono::seconds kYieldRest{10};
 constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
 std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
-std::atomic<uint64_t> g_answer_yields{0};  // answer_yields_made's
 
 }  // namespace
 
@@ -9023,9 +8981,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
-      // Not again right after answered_waiter's yield with nothing published since: the
-      // caller it answered has run; this yield could only hand the CPU to someone else.
-      if (inbox_.published_total() != published_after_answer_yield_ && yield_here(cpu) && work_ready()) continue;
+      std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
+      const auto before = Deadline::Clock::now();
+      if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
+        const uint64_t published = inbox_.published_total();
+        std::this_thread::yield();
+        const auto after = Deadline::Clock::now();
+        if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
+          resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
+        }
+        if (work_ready()) continue;
+      }
     }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
@@ -9050,37 +9016,6 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     sleepers_.store(0, std::memory_order_relaxed);
     presence_->consumer_at(current_cpu());
   }
-}
-
-void PinnedLane::answered_waiter() noexcept {
-  // The caller of the waited call just ended shares this CPU and has not parked: it runs
-  // once this thread lets it, and what this thread does before its next look for work
-  // (counting, settling, the idle checks: 1.2 us from cold caches after 1 ms idle) would
-  // delay its answer by as much. So yield now, where C1 would (spin_policy.h).
-  const int32_t cpu = current_cpu();
-  if (partner_here(cpu) && yield_here(cpu)) {
-    published_after_answer_yield_ = inbox_.published_total();
-    g_answer_yields.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-uint64_t answer_yields_made() noexcept { return g_answer_yields.load(std::memory_order_relaxed); }
-
-void forget_yields_handed_away() noexcept {
-  for (std::atomic<int64_t>& resume : g_yields_resume_ns) resume.store(0, std::memory_order_relaxed);
-}
-
-bool PinnedLane::yield_here(int32_t cpu) noexcept {
-  std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
-  const auto before = Deadline::Clock::now();
-  if (before.time_since_epoch().count() < resume.load(std::memory_order_relaxed)) return false;
-  const uint64_t published = inbox_.published_total();
-  std::this_thread::yield();
-  const auto after = Deadline::Clock::now();
-  if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
-    resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  return true;
 }
 
 int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {
@@ -10202,12 +10137,12 @@ int32_t WaitedCall::wait() noexcept {
   return state_;  // E1's, ordered by the acquire of kDone
 }
 
-bool WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
+void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
   error_ = std::move(err);  // E1
   state_ = terminal;
-  if (word_.exchange(kDone, std::memory_order_acq_rel) != kParked) return false;  // E3
-  platform::wake_all_parked(word_);  // E4: the thread-local's address only
-  return true;
+  if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
+    platform::wake_all_parked(word_);  // E4: the thread-local's address only
+  }
 }
 
 }  // namespace tether

@@ -93,24 +93,22 @@ void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexce
     settle_when_done(nested.get());
     return;
   }
-  bool woke = false;  // the caller had parked: E4 woke it, and the kernel decides who runs
   if (err) {
-    woke = end_waited(w, TETHER_FAILED, std::move(err));
+    end_waited(w, TETHER_FAILED, std::move(err));
   } else if (cancel_.load(std::memory_order_acquire)) {  // a stop CANCEL came while it ran: as CallFuture::finish
-    woke = end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
+    end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
   } else {
     ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)
-    woke = w.end(TETHER_SUCCEEDED, nullptr);
+    w.end(TETHER_SUCCEEDED, nullptr);
   }
   settle_fast();
-  if (!woke) lane.answered_waiter();
 }
 
-bool Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
+void Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
   // Counted before the end: a caller that sees the end sees the count (stats), as
   // CallFuture::complete_locked. Any thread: the shared counters.
   ledger_.count_outcome(terminal);
-  return w.end(terminal, std::move(err));
+  w.end(terminal, std::move(err));
 }
 
 void Actor::end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept {

@@ -86,11 +86,6 @@ class Lane : public std::enable_shared_from_this<Lane> {
   // drain_here: runs what is queued on the calling thread, then returns.
   void drain_here();
 
-  // answered_waiter: the calling thread, running this lane's calls, has just ended a
-  // waited call (waited_call.h) whose caller blocks for it. A PinnedLane lets that caller
-  // run at once when it shares this CPU (pinned_lane.h, "How long C1 spins").
-  virtual void answered_waiter() noexcept {}
-
  protected:
   using Work = Inbox::Work;
 

@@ -32,7 +32,6 @@ constexpr std::chrono::microseconds kYieldHandedAway{250};
 constexpr std::chrono::seconds kYieldRest{10};
 constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
 std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
-std::atomic<uint64_t> g_answer_yields{0};  // answer_yields_made's
 
 }  // namespace
 
@@ -120,9 +119,17 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
-      // Not again right after answered_waiter's yield with nothing published since: the
-      // caller it answered has run; this yield could only hand the CPU to someone else.
-      if (inbox_.published_total() != published_after_answer_yield_ && yield_here(cpu) && work_ready()) continue;
+      std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
+      const auto before = Deadline::Clock::now();
+      if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
+        const uint64_t published = inbox_.published_total();
+        std::this_thread::yield();
+        const auto after = Deadline::Clock::now();
+        if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
+          resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
+        }
+        if (work_ready()) continue;
+      }
     }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
@@ -147,37 +154,6 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
     sleepers_.store(0, std::memory_order_relaxed);
     presence_->consumer_at(current_cpu());
   }
-}
-
-void PinnedLane::answered_waiter() noexcept {
-  // The caller of the waited call just ended shares this CPU and has not parked: it runs
-  // once this thread lets it, and what this thread does before its next look for work
-  // (counting, settling, the idle checks: 1.2 us from cold caches after 1 ms idle) would
-  // delay its answer by as much. So yield now, where C1 would (spin_policy.h).
-  const int32_t cpu = current_cpu();
-  if (partner_here(cpu) && yield_here(cpu)) {
-    published_after_answer_yield_ = inbox_.published_total();
-    g_answer_yields.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-uint64_t answer_yields_made() noexcept { return g_answer_yields.load(std::memory_order_relaxed); }
-
-void forget_yields_handed_away() noexcept {
-  for (std::atomic<int64_t>& resume : g_yields_resume_ns) resume.store(0, std::memory_order_relaxed);
-}
-
-bool PinnedLane::yield_here(int32_t cpu) noexcept {
-  std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
-  const auto before = Deadline::Clock::now();
-  if (before.time_since_epoch().count() < resume.load(std::memory_order_relaxed)) return false;
-  const uint64_t published = inbox_.published_total();
-  std::this_thread::yield();
-  const auto after = Deadline::Clock::now();
-  if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
-    resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  return true;
 }
 
 int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {

@@ -65,8 +65,7 @@
 // push, or the one woken; if what serve() ran last was fire-and-forget calls, C1
 // yields the CPU once instead, and parks only if nothing came meanwhile: spin_policy.h
 // says why; not for 10 s on a CPU where such a yield was handed to another thread:
-// pinned_lane.cpp, kYieldHandedAway; nor right after answered_waiter's yield with nothing
-// published since), else within an adaptive budget (idle_budget_ns_, between
+// pinned_lane.cpp, kYieldHandedAway), else within an adaptive budget (idle_budget_ns_, between
 // kIdleSpinMinNs and idle_spin_ns: doubled, and at least twice the spin's length, when
 // work arrives during a spin, halved when the spin times out; every kProbeEvery-th spin
 // is a full one). The consumer publishes
@@ -86,13 +85,6 @@
 #include "core/lane.h"
 
 namespace tether {
-
-// answer_yields_made: how many times a consumer yielded the CPU right after answering a
-// waited call (PinnedLane::answered_waiter), process-wide (relaxed: for the tests).
-[[nodiscard]] uint64_t answer_yields_made() noexcept;
-// forget_yields_handed_away: consumers on every CPU may yield again at once, as if no
-// yield had been handed to another process (kYieldHandedAway; for the tests).
-void forget_yields_handed_away() noexcept;
 
 class PinnedLane final : public Lane {
  public:
@@ -133,8 +125,6 @@ class PinnedLane final : public Lane {
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
   [[gnu::noinline]] void wake_after_push_fast() noexcept;
 
-  void answered_waiter() noexcept override;
-
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
   // from another thread than the owner or from inside a task of this lane.
@@ -155,9 +145,6 @@ class PinnedLane final : public Lane {
   [[nodiscard]] int64_t next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept;
   bool drain_ring() noexcept { return open_.load(std::memory_order_acquire) && inbox_.drain_ring(*this); }
 
-  // yield_here: yields the CPU (to a partner on cpu, this thread's) unless yields on cpu
-  // hand it to other processes now (kYieldHandedAway); whether it yielded.
-  bool yield_here(int32_t cpu) noexcept;
   // partner_here: the lane's last partner (core/spin_policy.h) runs on cpu, this thread's.
   [[nodiscard]] bool partner_here(int32_t cpu) const noexcept { return cpu >= 0 && presence_->partner_cpu() == cpu; }
 
@@ -171,10 +158,6 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
-  // published_after_answer_yield_: Inbox::published_total() when the last yield of
-  // answered_waiter returned (none yet: UINT64_MAX); C1 does not yield again while it
-  // stays so.
-  uint64_t published_after_answer_yield_ = UINT64_MAX;
 };
 
 }  // namespace tether

@@ -117,19 +117,6 @@
 // alike (6.0-6.3 us); bench/compare --load 2, target 1's round trip on one CPU 1.33-1.35
 // -> 1.09-1.12x the futex floor (the rest is C3's membarrier: 0.98-1.01x with
 // TETHER_NO_MEMBARRIER=1, at 2.0 against 0.5 us unpinned).
-// The answer's yield: a consumer that has just ended a waited call whose caller shares its
-// CPU and had not parked yields at once (PinnedLane::answered_waiter), before it counts,
-// settles and looks for more work. That caller is runnable: it woke the parked consumer,
-// which preempted it before it could park, and it would wait out all of that, which after
-// 1 ms idle runs from cold caches. A caller that parked is woken instead (WaitedCall::end
-// says which), as the kernel then lets it run: a yield there is a system call for nothing
-// (tried: back-to-back waited calls on one CPU 6.0-6.6 -> 10.7-11.6 us each). Measured
-// 2026-12-06 (AMD EPYC VM, both threads on one CPU, a call after 1 ms idle; rdtsc at the
-// steps of a copy of the library, medians of 295): the answer to the yield 1.22 -> 0.40-0.55
-// us; bench/compare --only "raw futex", three alternating pairs: target 3 on one CPU 1.17 /
-// 1.12 / 1.09 -> 0.99 / 1.02 / 1.06x, target 1 alike (0.94-1.02 against 0.94-1.05x), and
-// alike under --load 2. C1 then does not yield again while nothing new was published (the
-// caller it yielded to has run; a second yield could only hand the CPU to another process).
 //
 // Memory ordering: every field is a hint: relaxed loads and stores, read possibly stale.
 // A wrong hint costs only time (a spin that fails, or a park the waker then ends); the

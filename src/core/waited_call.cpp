@@ -39,12 +39,12 @@ int32_t WaitedCall::wait() noexcept {
   return state_;  // E1's, ordered by the acquire of kDone
 }
 
-bool WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
+void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
   error_ = std::move(err);  // E1
   state_ = terminal;
-  if (word_.exchange(kDone, std::memory_order_acq_rel) != kParked) return false;  // E3
-  platform::wake_all_parked(word_);  // E4: the thread-local's address only
-  return true;
+  if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3
+    platform::wake_all_parked(word_);  // E4: the thread-local's address only
+  }
 }
 
 }  // namespace tether

@@ -67,9 +67,6 @@ class WaitedCall {
   [[nodiscard]] UserArg take_result() noexcept { return std::move(result_); }
   [[nodiscard]] ErrorPtr take_error() noexcept { return std::move(error_); }
 
-  // waiter_parked: the waiter announced its park (W3) and E3 has not come (for tests).
-  [[nodiscard]] bool waiter_parked() const noexcept { return word_.load(std::memory_order_acquire) == kParked; }
-
   // ---- the ending side (between the post and E3) ----
   // take_arg: the call's arg, once (the method's, or dropped when it never runs).
   [[nodiscard]] UserArg take_arg() noexcept { return UserArg(arg_, arg_drop_); }
@@ -77,8 +74,8 @@ class WaitedCall {
   [[nodiscard]] UserArg& result_slot() noexcept { return result_; }
   // end: E1, E3, E4 with terminal (SUCCEEDED, FAILED or CANCELLED) and its error (null
   // only for SUCCEEDED). The caller may return as soon as it sees E3: nothing of this
-  // call may be touched after. Returns whether the caller had parked (E4 woke it).
-  bool end(int32_t terminal, ErrorPtr err) noexcept;
+  // call may be touched after.
+  void end(int32_t terminal, ErrorPtr err) noexcept;
 
  private:
   enum Word : uint32_t { kWaiting, kParked, kDone };
