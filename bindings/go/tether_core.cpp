@@ -1187,8 +1187,8 @@ class LazyThreadGroup {
 // Invariants (who may touch what):
 //   - Producers: push from any thread. A ring's producer side only by its lease holder
 //     (lease_ring to CallRing::end_lease; the lease carries the producer state with it).
-//   - The consumer state (consumed_, current_, batch_, caught_up_, the rings' consumer
-//     sides) only by the lane's one consumer: its thread, the thread in run_manual or
+//   - The consumer state (consumed_, current_, batch_, caught_up_, mailbox_waits_on_ and
+//     mailbox_waits_for_, the rings' consumer sides) only by the lane's one consumer: its thread, the thread in run_manual or
 //     drain_here, or the destructor. With several consumers there is no consumer state:
 //     each pop is under the mailbox's consumer token.
 //   - A Call is owned by the inbox from push until popped (then by whoever runs it). A
@@ -2407,7 +2407,8 @@ class Inbox {
   // ready now (empty, or a push half linked: retry).
   [[nodiscard]] bool try_pop(Work& w);
   // drain_ring: the consumer's hot loop: runs on lane up to a batch of the calls queued in
-  // the ring being drained, straight from its entries. False when it ran none (the caller
+  // the ring being drained (a run goes on past it while nothing may run elsewhere:
+  // FastRun), straight from its entries. False when it ran none (the caller
   // takes try_pop: another source, marks to wait for, or the wait).
   bool drain_ring(Lane& lane) noexcept;
   // run: runs what try_pop took, on lane, and lets it go.
