@@ -6,6 +6,7 @@
 #include "capi/boundary.h"
 #include "core/actor.h"
 #include "core/future_graveyard.h"
+#include "core/hot_path.h"
 
 using namespace tether;
 using namespace tether::capi;
@@ -98,28 +99,9 @@ tether_status answer(Future& call, void** result, tether_error* error) {
   fail_with(call.first_error(), error);  // a call that did not succeed always has one
 }
 
-// call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
-// thread's WaitedCall (core/waited_call.h) through its sender for a (cached, or opened
-// here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
-// as answer() gives it; empty when the general path must take the call (arg untouched:
-// the actor takes no fast calls, or this thread runs it).
-std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
-                                         tether_error* error) {
-  if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
-  Actor* actor = nullptr;
-  Actor::Sender* sender = nullptr;
-  std::shared_ptr<Actor> looked_up;
-  std::optional<actor_cache::ThisThread> senders;  // evicts, at the end, the entry it made room with
-  if (!actor_cache::waited_target(a.id, &actor, &sender)) {
-    actor_cache::forget_released(a.id);
-    looked_up = lookup(a);
-    senders.emplace(a.id, looked_up);
-    sender = senders->sender_for(*looked_up);
-    if (sender == nullptr) return std::nullopt;
-    actor = looked_up.get();
-  }
-  int32_t terminal = TETHER_PENDING;
-  if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
+// waited_answer: the answer of the waited call this thread just made (its terminal state
+// terminal), as answer() gives it.
+TETHER_HOT_PATH tether_status waited_answer(int32_t terminal, void** result, tether_error* error) {
   WaitedCall& w = *WaitedCall::of_this_thread();  // the one the call was made with
   UserArg value = w.take_result();
   ErrorPtr err = w.take_error();
@@ -131,15 +113,43 @@ std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, Use
   fail_with(err, error);
 }
 
-// call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
-// mailbox room and the wait for the answer; a call not answered by then (or whose wait
-// would deadlock) is cancelled, as its caller will never see it. With no deadline and no
-// group, the waited call's path first (call_waited).
-tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
-                            void** result, tether_error* error) {
-  if (timeout_ns < 0 && group == nullptr) {
-    if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
+// call_waited_uncached: call_waited when a is not this thread's most recent entry: looked
+// up, and its sender opened and cached for the next calls. Out of line: the cached path
+// stays short (after an idle spell its code is cold, each line a miss).
+[[gnu::noinline]] std::optional<tether_status> call_waited_uncached(tether_actor a, tether_method_fn m, UserArg& arg,
+                                                                    void** result, tether_error* error) {
+  actor_cache::forget_released(a.id);
+  std::shared_ptr<Actor> actor = lookup(a);
+  actor_cache::ThisThread senders(a.id, actor);  // evicts, at the end, the entry it made room with
+  Actor::Sender* sender = senders.sender_for(*actor);
+  int32_t terminal = TETHER_PENDING;
+  if (sender == nullptr || !actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
+  return waited_answer(terminal, result, error);  // before the eviction: closing may run code that calls in
+}
+
+// call_waited: tether_actor_call_wait with no deadline, to the default thread, as this
+// thread's WaitedCall (core/waited_call.h) through its sender for a (cached, or opened
+// here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
+// as answer() gives it; empty when the general path must take the call (arg untouched:
+// the actor takes no fast calls, or this thread runs it).
+TETHER_HOT_PATH std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
+                                         tether_error* error) {
+  if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
+  Actor* actor = nullptr;
+  Actor::Sender* sender = nullptr;
+  if (!actor_cache::waited_target(a.id, &actor, &sender)) [[unlikely]] {
+    return call_waited_uncached(a, m, arg, result, error);
   }
+  int32_t terminal = TETHER_PENDING;
+  if (!actor->try_call_waited(*sender, m, arg, &terminal)) return std::nullopt;
+  return waited_answer(terminal, result, error);
+}
+
+// call_and_wait_general: call_and_wait past the waited call's path: a call with a future,
+// waited for here. Out of line, as call_waited_uncached.
+[[gnu::noinline]] tether_status call_and_wait_general(tether_actor a, const char* group, tether_method_fn m,
+                                                      UserArg& arg, int64_t timeout_ns, void** result,
+                                                      tether_error* error) {
   const Deadline deadline = Deadline::after(timeout_ns);
   std::shared_ptr<Future> call = queue_with_future(a, group, m, arg, deadline);
   // Ends the call's only owner outside the library on every way out, as a released handle.
@@ -156,6 +166,18 @@ tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn 
     return wait_outcome(outcome, "actor call");
   }
   return answer(*call, result, error);
+}
+
+// call_and_wait: tether_actor_call_wait's body. One deadline bounds both the wait for
+// mailbox room and the wait for the answer; a call not answered by then (or whose wait
+// would deadlock) is cancelled, as its caller will never see it. With no deadline and no
+// group, the waited call's path first (call_waited).
+TETHER_HOT_PATH tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
+                            void** result, tether_error* error) {
+  if (timeout_ns < 0 && group == nullptr) [[likely]] {
+    if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
+  }
+  return call_and_wait_general(a, group, m, arg, timeout_ns, result, error);
 }
 
 // call_slow: tether_actor_call(_timeout) past the fast path (out of line: the fast path
@@ -222,7 +244,7 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
   });
 }
 
-TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
   return post(a, group, m, arg, arg_drop, out, 0);
 }
@@ -232,7 +254,7 @@ TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* g
   return post(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
-TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                 tether_drop_fn arg_drop, int64_t timeout_ns, void** result,
                                                 tether_error* error) {
   if (result != nullptr) *result = nullptr;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/handle_table.h"
+#include "core/hot_path.h"
 #include "core/thread_exit.h"
 
 namespace tether::capi {
@@ -31,7 +32,7 @@ size_t last_error_copy(char* buf, size_t cap) noexcept {
   return copy_out(last != nullptr ? *last : std::string(), buf, cap);
 }
 
-Task& current_task(const tether_task* t) {
+TETHER_HOT_PATH Task& current_task(const tether_task* t) {
   if (t == nullptr) fail(TETHER_E_INVALID_ARGUMENT, "task must not be NULL");
   Task* task = Task::current();
   if (task == nullptr || task->as_c() != t) {

@@ -1,6 +1,7 @@
 // tether_task_*: callback-only calls on the task running on this thread.
 #include "capi/boundary.h"
 #include "core/call_future.h"
+#include "core/hot_path.h"
 #include "core/scope.h"
 #include "core/user_arg.h"
 
@@ -39,7 +40,7 @@ TETHER_API tether_status tether_task_fail_with(tether_task* t, int32_t code, int
   return rc == TETHER_OK ? code : rc;
 }
 
-TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tether_drop_fn drop) {
+TETHER_HOT_PATH TETHER_API tether_status tether_task_set_result(tether_task* t, void* value, tether_drop_fn drop) {
   return guarded_adopting(value, drop, [&](UserArg& result) {
     Task& task = current_task(t);
     if (!task.is_target()) {

@@ -271,6 +271,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // value: run_fast's call stays in registers.
   void run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept;
   void end_nested(WaitedCall& w, const Scope& nested) noexcept;  // as its terminal nested scope ended
+  // end_waited_after_nested: run_waited's end when the method left nested threads running.
+  void end_waited_after_nested(WaitedCall& w, const std::shared_ptr<Scope>& nested, ErrorPtr err) noexcept;
   void end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept;  // counts it, ends it (any thread)
   void end_waited_unrun(WaitedCall& w, ErrorPtr err) noexcept;  // never runs: FAILED with err, or CANCELLED
   void unaccept_fast(Sender& sender) noexcept;              // post_fast met a stop

@@ -11,6 +11,7 @@
 #include "core/actor.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
+#include "core/hot_path.h"
 #include "core/status_error.h"
 
 #include <optional>
@@ -42,7 +43,7 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   default_lane_->end_lease(*sender->ring);
 }
 
-bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
   sender.tally.add(1);  // accepted, before closed_ is read ...
   light_fence();        // ... for real: pairs with start_stop's heavy_fence
@@ -55,7 +56,7 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
   return true;
 }
 
-bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   switch (how) {
     case FastPost::kPosted:
       return true;
@@ -78,7 +79,7 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
   finish_if_idle();
 }
 
-void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+TETHER_HOT_PATH void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
     run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
   } else {
@@ -87,7 +88,7 @@ void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept 
 }
 
 template <LightFence kFence>
-void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+TETHER_HOT_PATH void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
   if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
@@ -208,7 +209,7 @@ void Actor::cancel_fast(const FastCall& call) noexcept {
   settle();  // a canceller's thread: the shared counter
 }
 
-void Actor::settle_fast(uint64_t n) noexcept {
+TETHER_HOT_PATH void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
   light_fence();  // the count before the stop is read: pairs with start_stop's heavy_fence
   if (stopped(std::memory_order_relaxed)) finish_if_idle();

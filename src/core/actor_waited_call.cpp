@@ -18,18 +18,25 @@
 // may return at once, and its arg is gone with the call).
 #include "core/actor.h"
 #include "core/call_outcome.h"
+#include "core/hot_path.h"
 #include "core/thread_role.h"
 
 namespace tether {
 
-bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
+TETHER_HOT_PATH bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
   w->arm(arg.get(), arg.drop_fn(), default_lane_->presence());
-  if (!post_fast(sender, m, w, &WaitedCall::marker, RingEntry::kWaited)) return false;
+  // A consumer that may be parked takes the call with a full fence (fences_fully): then
+  // straight to post_fast_rare, the path post_fast would reach after a turn through its
+  // hot path's checks (code that is cold when the actor has been idle).
+  const bool posted = default_lane_->fences_fully(RingEntry::kWaited)
+                          ? post_fast_rare(sender, m, w, &WaitedCall::marker)
+                          : post_fast(sender, m, w, &WaitedCall::marker, RingEntry::kWaited);
+  if (!posted) return false;
   (void)arg.release();  // the call's now: take_arg hands it to the method, or drops it
   *terminal = w->wait();
   return true;
@@ -62,7 +69,7 @@ void Actor::end_nested(WaitedCall& w, const Scope& nested) noexcept {
   end_waited(w, terminal, std::move(first));
 }
 
-void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept {
+TETHER_HOT_PATH void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexcept {
   WaitedCall& w = *static_cast<WaitedCall*>(waited);
   Task task(nullptr, lane.name(), /*is_target=*/true, &origin_);
   task.set_result_slot(&w.result_slot());
@@ -75,27 +82,13 @@ void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexce
     }
     // arg goes here: after the method, as a call with a future's (no task is current)
   }
-  if (const std::shared_ptr<Scope>& nested = task.lazy_scope()) {
-    // Nested threads run on: the call ends when their scope is terminal, the actor
-    // settles when they have all returned (settle_when_done).
-    bool told = true;
-    try {
-      auto end = std::make_unique<WaitedEnd>(w, nested, shared_from_this());
-      nested->on_done(&WaitedEnd::notify, UserArg(end.release(), &WaitedEnd::drop));
-    } catch (...) {  // no memory to be told: wait here until the scope is quiet
-      told = false;
-    }
-    nested->finish_call(std::move(err));
-    if (!told) {
-      nested->wait_quiet();
-      end_nested(w, *nested);
-    }
-    settle_when_done(nested.get());
+  if (const std::shared_ptr<Scope>& nested = task.lazy_scope()) [[unlikely]] {
+    end_waited_after_nested(w, nested, std::move(err));
     return;
   }
-  if (err) {
+  if (err) [[unlikely]] {
     end_waited(w, TETHER_FAILED, std::move(err));
-  } else if (cancel_.load(std::memory_order_acquire)) {  // a stop CANCEL came while it ran: as CallFuture::finish
+  } else if (cancel_.load(std::memory_order_acquire)) [[unlikely]] {  // a stop CANCEL came while it ran: as CallFuture::finish
     end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
   } else {
     ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)
@@ -104,7 +97,25 @@ void Actor::run_waited(Lane& lane, tether_method_fn method, void* waited) noexce
   settle_fast();
 }
 
-void Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
+void Actor::end_waited_after_nested(WaitedCall& w, const std::shared_ptr<Scope>& nested, ErrorPtr err) noexcept {
+  // Nested threads run on: the call ends when their scope is terminal, the actor settles
+  // when they have all returned (settle_when_done).
+  bool told = true;
+  try {
+    auto end = std::make_unique<WaitedEnd>(w, nested, shared_from_this());
+    nested->on_done(&WaitedEnd::notify, UserArg(end.release(), &WaitedEnd::drop));
+  } catch (...) {  // no memory to be told: wait here until the scope is quiet
+    told = false;
+  }
+  nested->finish_call(std::move(err));
+  if (!told) {
+    nested->wait_quiet();
+    end_nested(w, *nested);
+  }
+  settle_when_done(nested.get());
+}
+
+TETHER_HOT_PATH void Actor::end_waited(WaitedCall& w, int32_t terminal, ErrorPtr err) noexcept {
   // Counted before the end: a caller that sees the end sees the count (stats), as
   // CallFuture::complete_locked. Any thread: the shared counters.
   ledger_.count_outcome(terminal);

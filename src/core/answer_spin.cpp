@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/cpu_relax.h"
+#include "core/hot_path.h"
 #include "core/hot_tls.h"
 #include "tether/tether.h"
 
@@ -94,7 +95,7 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
       [&] { return state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED; }, deadline, feeders);
 }
 
-void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
+TETHER_HOT_PATH void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
   auto done = [&] { return word.load(std::memory_order_acquire) == answered; };
   spin_until(partner, nullptr, done, done, Deadline::after(-1), nullptr);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cpu_relax.h"
+#include "core/hot_path.h"
 
 namespace tether {
 namespace {
@@ -35,7 +36,12 @@ constexpr int kBuildUpTurns = 512;
 constexpr int kBuildUpShortPauses = 4;
 constexpr int kBuildUpPauses = 16;
 
-size_t next_source(size_t s) noexcept { return s + 1 == kLaneSources ? 0 : s + 1; }
+// next_source: the source after s in the consumer's turn, among the mailbox and the first
+// `rings` rings (those made: the others hold nothing, see Inbox::rings_to_mark).
+size_t next_source(size_t s, size_t rings) noexcept {
+  if (s == kMailboxSource) return rings == 0 ? kMailboxSource : 0;
+  return s + 1 < rings ? s + 1 : kMailboxSource;
+}
 
 }  // namespace
 
@@ -113,27 +119,25 @@ CallRing* Inbox::lease_ring() {
   return nullptr;
 }
 
-uint64_t Inbox::published_total() const noexcept {
+TETHER_HOT_PATH uint64_t Inbox::published_total() const noexcept {
   uint64_t n = published_[kMailboxSource].value.load(std::memory_order_relaxed);
   const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);
   for (size_t s = 0; s < rings; ++s) n += published_[s].value.load(std::memory_order_relaxed);
   return n;
 }
 
-bool Inbox::anything_queued() noexcept {
+TETHER_HOT_PATH bool Inbox::anything_queued() noexcept {
   if (mailbox_.maybe_nonempty()) return true;
   // No ring counted, no ring entry. Read seq_cst: a ring counted after this load has its
-  // producer's seq_cst load of sleepers_ (P2) see the consumer's announcement (C2).
-  if (!has_rings_ || ring_count_.load(std::memory_order_seq_cst) == 0) return false;
-  for (size_t s = 0; s < kLaneRings; ++s) {
-    if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
-  }
-  return false;
+  // producer's seq_cst load of sleepers_ (P2) see the consumer's announcement (C2). Only
+  // the rings counted can hold an entry (made in slot order: rings_to_mark).
+  return has_rings_ && rings_hold_entries(std::min<size_t>(ring_count_.load(std::memory_order_seq_cst), kLaneRings));
 }
 
-bool Inbox::try_pop(Work& w) {
+TETHER_HOT_PATH bool Inbox::try_pop(Work& w) {
   if (!has_rings_) return pop_shared(w);
-  if (ring_count_.load(std::memory_order_seq_cst) == 0) {
+  const uint32_t made = ring_count_.load(std::memory_order_seq_cst);
+  if (made == 0) {
     // No ring yet (most lanes: no producer ever called it fire-and-forget): the mailbox
     // is the only source, and there is no other to visit. pop_mailbox still checks the
     // marks: an entry pushed after a ring appeared may wait for it; then this returns
@@ -144,14 +148,21 @@ bool Inbox::try_pop(Work& w) {
     size_t blocked = kLaneSources;
     return pop_mailbox(w, blocked);
   }
+  // The walk visits the mailbox and the rings made (see rings_to_mark: no other holds an
+  // entry; one made since is visited when marks name it, as blocked).
+  const size_t rings = std::min<size_t>(made, kLaneRings);
+  // Nothing queued: no walk, each source found empty (the consumer's look before it
+  // idles, whose code is cold after an idle spell: each line it touches is a miss).
+  if (!mailbox_.maybe_nonempty() && !rings_hold_entries(rings)) return false;
+  const size_t sources = rings + 1;
   size_t s = current_;
   size_t empty = 0;  // sources found empty in a row
-  for (size_t hops = 0; hops < 4 * kLaneSources && empty < kLaneSources; ++hops) {
+  for (size_t hops = 0; hops < 4 * sources && empty < sources; ++hops) {
     size_t blocked = kLaneSources;
     if (pop_source(s, w, blocked)) {
       if (++batch_ == kBatch) {
         batch_ = 0;
-        current_ = next_source(s);
+        current_ = next_source(s, rings);
       } else {
         current_ = s;
       }
@@ -162,7 +173,7 @@ bool Inbox::try_pop(Work& w) {
       s = blocked;
       empty = 0;
     } else {
-      s = next_source(s);
+      s = next_source(s, rings);
       ++empty;
     }
   }
@@ -170,7 +181,7 @@ bool Inbox::try_pop(Work& w) {
   return false;
 }
 
-bool Inbox::pop_source(size_t s, Work& w, size_t& blocked) {
+TETHER_HOT_PATH bool Inbox::pop_source(size_t s, Work& w, size_t& blocked) {
   return s == kMailboxSource ? pop_mailbox(w, blocked) : pop_ring(s, w, blocked);
 }
 
@@ -189,7 +200,7 @@ bool Inbox::pop_shared(Work& w) {
   return false;
 }
 
-bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
+TETHER_HOT_PATH bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
   while (mailbox_.maybe_nonempty()) {
     Call* c;
     {
@@ -214,7 +225,7 @@ bool Inbox::pop_mailbox(Work& w, size_t& blocked) {
   return false;
 }
 
-bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
+TETHER_HOT_PATH bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
   CallRing* r = rings_[s].load(std::memory_order_acquire);
   if (r == nullptr) return false;
   while (RingEntry* e = r->peek()) {
@@ -238,11 +249,15 @@ bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
   return false;
 }
 
-bool Inbox::drain_ring(Lane& lane) noexcept {
+TETHER_HOT_PATH bool Inbox::drain_ring(Lane& lane) noexcept {
   const size_t s = current_;
   if (s >= kLaneRings) return false;
   CallRing* r = rings_[s].load(std::memory_order_acquire);
   if (r == nullptr) return false;
+  if (!r->unread()) {  // empty: try_pop looks elsewhere (the consumer's look before it idles)
+    caught_up_ = true;
+    return false;
+  }
   if (caught_up_) build_up(*r);
   uint32_t ran = 0;
   caught_up_ = false;
@@ -251,7 +266,7 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
     if (e == nullptr) {
       caught_up_ = true;
       if (work_elsewhere(s)) {  // emptied: the others' turn now, not after a full batch
-        current_ = next_source(s);
+        current_ = next_source(s, rings_to_mark());
         batch_ = 0;
       }
       break;
@@ -274,20 +289,20 @@ bool Inbox::drain_ring(Lane& lane) noexcept {
   // turn, if they have calls; else this ring's next batch at once (a turn through the
   // empty sources would take one call the slow way, try_pop).
   if (ran >= kBatch && work_elsewhere(s)) {
-    current_ = next_source(s);
+    current_ = next_source(s, rings_to_mark());
     batch_ = 0;
   }
   return ran != 0;
 }
 
-void FastRun::open_span() noexcept {
+TETHER_HOT_PATH void FastRun::open_span() noexcept {
   const CallRing::Span span = ring_->readable(room_);
   at_ = base_ = span.begin;
   end_ = span.end;
   room_ -= static_cast<uint32_t>(end_ - at_);
 }
 
-void FastRun::catch_up() noexcept {
+TETHER_HOT_PATH void FastRun::catch_up() noexcept {
   const auto n = static_cast<uint32_t>(at_ - base_);
   if (n == 0) return;
   ring_->advance(n);
@@ -296,7 +311,7 @@ void FastRun::catch_up() noexcept {
   base_ = at_;
 }
 
-FastRun::Taken FastRun::next_beyond_span() noexcept {
+TETHER_HOT_PATH FastRun::Taken FastRun::next_beyond_span() noexcept {
   if (ring_ == nullptr) return {};
   catch_up();
   // The next block, or entries published since the span opened: one entry the ring's
@@ -320,7 +335,7 @@ FastRun::Taken FastRun::next_beyond_span() noexcept {
   }
 }
 
-void Inbox::build_up(CallRing& r) noexcept {
+TETHER_HOT_PATH void Inbox::build_up(CallRing& r) noexcept {
   uint64_t n = r.unread_count();
   for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
     const int pauses = turn == 0 ? kBuildUpShortPauses : kBuildUpPauses;
@@ -331,7 +346,7 @@ void Inbox::build_up(CallRing& r) noexcept {
   }
 }
 
-bool Inbox::work_elsewhere(size_t s) noexcept {
+TETHER_HOT_PATH bool Inbox::work_elsewhere(size_t s) noexcept {
   const bool mailbox_waits_here = mailbox_waits_on_ == s && mark_unreached(consumed_[s], mailbox_waits_for_);
   if (!mailbox_waits_here && mailbox_.maybe_nonempty()) return true;
   const size_t rings = std::min<size_t>(ring_count_.load(std::memory_order_relaxed), kLaneRings);

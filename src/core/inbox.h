@@ -307,6 +307,14 @@ class Inbox {
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
+  // rings_hold_entries: one of the first `rings` rings has entries the consumer has not
+  // stepped past (consumer side).
+  [[nodiscard]] bool rings_hold_entries(size_t rings) const noexcept {
+    for (size_t s = 0; s < rings; ++s) {
+      if (published_[s].value.load(std::memory_order_acquire) != consumed_[s]) return true;
+    }
+    return false;
+  }
   // work_elsewhere: another source has calls that may run now (a mailbox whose first
   // call waits for source itself has none: see mailbox_waits_on_).
   bool work_elsewhere(size_t source) noexcept;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/chaos.h"
+#include "core/hot_path.h"
 #include "core/pinned_lane.h"
 #include "core/shared_lane.h"
 #include "core/thread_role.h"
@@ -106,7 +107,7 @@ void Lane::close() {
   wake_parked();
 }
 
-Lane::Take Lane::take(Work& w) {
+TETHER_HOT_PATH Lane::Take Lane::take(Work& w) {
   if (try_pop(w)) return Take::kWork;
   if (closed_and_empty()) return Take::kClosed;
   if (work_ready()) return Take::kRetry;

@@ -9,6 +9,7 @@
 #include "core/asymmetric_fence.h"
 #include "core/chaos.h"
 #include "core/cpu_relax.h"
+#include "core/hot_path.h"
 #include "core/thread_role.h"
 #include "platform/platform.h"
 #include "tether/tether.h"
@@ -55,7 +56,7 @@ PinnedLane::~PinnedLane() {
   LanePresence::release(presence_);
 }
 
-void PinnedLane::serve() noexcept {
+TETHER_HOT_PATH void PinnedLane::serve() noexcept {
   const Deadline forever = Deadline::after(-1);
   Work w;
   for (;;) {
@@ -69,12 +70,12 @@ void PinnedLane::serve() noexcept {
   }
 }
 
-void PinnedLane::wake_after_push_fast() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_after_push_fast() noexcept {
   presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
   wake_parked();
 }
 
-void PinnedLane::wake_parked() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_parked() noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
   // the consumer; the others need not, it is waking (each would pay a system call).
   // Pairs with the consumer's fence after C2: a producer whose clear lands before the
@@ -88,7 +89,7 @@ void PinnedLane::wake_parked() noexcept {
   platform::wake_one_parked(sleepers_);  // P4
 }
 
-bool PinnedLane::next(Work& w, const Deadline& deadline) {
+TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
   // C1..C6 follow the state table in pinned_lane.h.
   SpinWait link;  // kRetry: a producer between its exchange and its link
   for (;;) {
@@ -156,13 +157,13 @@ bool PinnedLane::next(Work& w, const Deadline& deadline) {
   }
 }
 
-int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {
+TETHER_HOT_PATH int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clock::duration took) const noexcept {
   if (!arrived) return AdaptiveBudget::shrunk(idle_budget_ns_, std::min(options_.idle_spin_ns, kIdleSpinMinNs));
   const int64_t took_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(took).count();
   return AdaptiveBudget::after_success(idle_budget_ns_, took_ns, options_.idle_spin_ns);
 }
 
-int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
+TETHER_HOT_PATH int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
   // The next push comes from this CPU, or a thread this one woke here waits for it.
   if (take_woke_here() || partner_here(cpu)) return 0;

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "core/fork_guard.h"
+#include "core/hot_path.h"
 #include "core/hot_tls.h"
 #include "platform/platform.h"
 
@@ -17,7 +18,7 @@ LanePresence* g_free = nullptr;  // guarded by g_free_mutex
 
 }  // namespace
 
-int32_t current_cpu() noexcept {
+TETHER_HOT_PATH int32_t current_cpu() noexcept {
   const int cpu = platform::current_cpu();
   return cpu < 0 ? LanePresence::kUnknown : static_cast<int32_t>(cpu);
 }
@@ -26,11 +27,11 @@ namespace {
 TETHER_HOT_TLS thread_local bool t_woke_here = false;  // this thread's: see woke_waiter_on
 }  // namespace
 
-void woke_waiter_on(int32_t cpu) noexcept {
+TETHER_HOT_PATH void woke_waiter_on(int32_t cpu) noexcept {
   if (cpu >= 0 && cpu == current_cpu()) t_woke_here = true;
 }
 
-bool take_woke_here() noexcept {
+TETHER_HOT_PATH bool take_woke_here() noexcept {
   if (!t_woke_here) return false;
   t_woke_here = false;
   return true;

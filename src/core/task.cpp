@@ -9,6 +9,7 @@
 #include <new>
 #include <typeinfo>
 
+#include "core/hot_path.h"
 #include "core/hot_tls.h"
 #include "core/call_future.h"
 #include "core/scope.h"
@@ -20,7 +21,7 @@ TETHER_HOT_TLS constinit thread_local Task* t_current_task = nullptr;
 TETHER_HOT_TLS constinit thread_local bool t_thread_may_end = false;
 }  // namespace task_detail
 
-Task* Task::current() noexcept { return task_detail::t_current_task; }
+TETHER_HOT_PATH Task* Task::current() noexcept { return task_detail::t_current_task; }
 
 bool Task::stop_requested() const noexcept {
   if (scope_ != nullptr && scope_->stop_requested()) return true;

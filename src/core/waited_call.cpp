@@ -1,6 +1,7 @@
 #include "core/waited_call.h"
 
 #include "core/answer_spin.h"
+#include "core/hot_path.h"
 #include "core/hot_tls.h"
 #include "core/thread_exit.h"
 #include "platform/platform.h"
@@ -12,11 +13,11 @@ TETHER_HOT_TLS constinit thread_local ThreadLocalSlot<WaitedCall, Cleanup::Waite
 void destroy_waited_call() noexcept { t_waited_call.destroy(); }
 }  // namespace
 
-WaitedCall* WaitedCall::of_this_thread() noexcept { return t_waited_call.get(&destroy_waited_call); }
+TETHER_HOT_PATH WaitedCall* WaitedCall::of_this_thread() noexcept { return t_waited_call.get(&destroy_waited_call); }
 
 void WaitedCall::marker(void*) noexcept {}
 
-void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) noexcept {
+TETHER_HOT_PATH void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) noexcept {
   // W1. The previous call's end (E3) happened before its wait returned: nobody else
   // touches these now.
   arg_ = arg;
@@ -27,7 +28,7 @@ void WaitedCall::arm(void* arg, tether_drop_fn arg_drop, LanePresence* partner) 
   // The post that follows publishes all of it (its ring's release store).
 }
 
-int32_t WaitedCall::wait() noexcept {
+TETHER_HOT_PATH int32_t WaitedCall::wait() noexcept {
   AnswerSpin::spin_for_word(partner_, word_, kDone);  // W2
   for (;;) {
     uint32_t word = word_.load(std::memory_order_acquire);
@@ -39,7 +40,7 @@ int32_t WaitedCall::wait() noexcept {
   return state_;  // E1's, ordered by the acquire of kDone
 }
 
-void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
+TETHER_HOT_PATH void WaitedCall::end(int32_t terminal, ErrorPtr err) noexcept {
   error_ = std::move(err);  // E1
   state_ = terminal;
   if (word_.exchange(kDone, std::memory_order_acq_rel) == kParked) {  // E3

@@ -174,6 +174,32 @@ TEST(Inbox, DrainRingRunsOnWhileTheMailboxWaitsForItsRing) {
   inbox.cancel_everything();
 }
 
+TEST(Inbox, TryPopFindsARingMadeAfterItsWalkFoundNothing) {
+  Log log;
+  TestTarget target(nullptr, log);
+  Inbox inbox(true);
+  CallRing* first = inbox.lease_ring();
+  ASSERT_NE(nullptr, first);
+  ASSERT_TRUE(push_fast(inbox, *first, target, id_of(0, 0)));
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == 1; }));
+  Inbox::Work w;
+  EXPECT_FALSE(inbox.try_pop(w)) << "nothing queued: the walk (over the one ring made and the mailbox) is empty";
+  EXPECT_FALSE(inbox.drain_ring(test_lane())) << "its ring is empty";
+  // A second ring, made after that walk: its call, then a mailbox call whose marks name it.
+  CallRing* second = inbox.lease_ring();
+  ASSERT_NE(nullptr, second);
+  ASSERT_NE(first, second);
+  ASSERT_TRUE(push_fast(inbox, *second, target, id_of(1, 0)));
+  inbox.push(new TestCall(nullptr, log, id_of(1, 1)));
+  EXPECT_TRUE(inbox.anything_queued());
+  ASSERT_TRUE(consume_until(inbox, [&] { return log.total() == 3; }));
+  EXPECT_EQ((std::vector<uint64_t>{id_of(0, 0), id_of(1, 0), id_of(1, 1)}), log.ran_ids());
+  EXPECT_FALSE(inbox.anything_queued());
+  inbox.end_lease(*second);
+  inbox.end_lease(*first);
+  inbox.cancel_everything();
+}
+
 TEST(Inbox, SeveralProducersKeepEachOnesOrder) {
   Log log;
   size_t leased = 0;
