@@ -1902,15 +1902,15 @@ class CallRing {
   void end_lease() noexcept { owner_.store(0, std::memory_order_release); }
   // fences_lightly: whether the holder publishes with a light fence now, and so is
   // counted in its inbox's light leases (inbox.h); read and written by the holder only.
-  [[nodiscard]] bool fences_lightly() const noexcept { return light_room_end_ != 0; }
-  void set_fences_lightly(bool light) noexcept { light_room_end_ = light ? kBlockEntries : 0; }
+  [[nodiscard]] bool fences_lightly() const noexcept { return light_end_ != 0; }
+  void set_fences_lightly(bool light) noexcept { light_end_ = light ? write_block_end() : 0; }
   // source: this ring's index among its lane's sources.
   [[nodiscard]] size_t source() const noexcept { return source_; }
 
   // ---- producer side (the lease holder); inline, it runs on every call ----
   // try_reserve: room for n more entries without allocating; false without memory.
   [[nodiscard]] bool try_reserve(size_t n) noexcept {
-    return write_pos_ + n <= kBlockEntries || next_block_ != nullptr || reserve_block();
+    return write_at_ + n <= &write_block_->entries[kBlockEntries] || next_block_ != nullptr || reserve_block();
   }
   // append_marks: writes a marks entry if read(s), the count of source s now, differs
   // from what the last marks entry said, for the mailbox or any other of the lane's
@@ -1937,7 +1937,7 @@ class CallRing {
   // has_light_room: one more entry fits in the block being written (no block to link), and
   // the holder fences lightly: one compare for both (the fire-and-forget caller's hot path
   // asks on every call).
-  [[nodiscard]] bool has_light_room() const noexcept { return write_pos_ < light_room_end_; }
+  [[nodiscard]] bool has_light_room() const noexcept { return reinterpret_cast<uintptr_t>(write_at_) < light_end_; }
   // flags: 0, or RingEntry::kWaited.
   void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     write_entry(next_slot(), call, target, flags);
@@ -1950,7 +1950,7 @@ class CallRing {
   [[nodiscard]] uint64_t append_fast_with_room(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     const uint64_t count = count_ + 1;
     count_ = count;
-    write_entry(write_block_->entries[write_pos_++], call, target, flags);
+    write_entry(*write_at_++, call, target, flags);
     return count;
   }
   // publish_count: publish() for the count append_fast_with_room returned, from a register.
@@ -2018,11 +2018,15 @@ class CallRing {
   void for_each_queued(F&& f) noexcept;
 
  private:
+  // write_block_end: the end of the block being written, as has_light_room compares it.
+  [[nodiscard]] uintptr_t write_block_end() const noexcept {
+    return reinterpret_cast<uintptr_t>(&write_block_->entries[kBlockEntries]);
+  }
   // next_slot: the entry to write (producer).
   [[nodiscard]] RingEntry& next_slot() noexcept {
-    if (write_pos_ == kBlockEntries) enter_next_block();
+    if (write_at_ == &write_block_->entries[kBlockEntries]) enter_next_block();
     ++count_;
-    return write_block_->entries[write_pos_++];
+    return *write_at_++;
   }
   static void write_entry(RingEntry& e, const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     e.word0.store(reinterpret_cast<uintptr_t>(call.method), std::memory_order_relaxed);
@@ -2053,11 +2057,11 @@ class CallRing {
   // Producer side (lease holder), on lines of its own.
   alignas(64) std::atomic<uint32_t> owner_{0};
   Block* write_block_;
-  size_t write_pos_ = 0;           // next entry in write_block_
+  RingEntry* write_at_;            // next entry to write, in write_block_ (its end: full)
   Block* next_block_ = nullptr;    // reserved: linked when write_block_ is full
   Block* spare_ = nullptr;         // blocks taken from the free list, linked by next
   uint64_t count_ = 0;             // entries appended
-  size_t light_room_end_ = 0;      // kBlockEntries while the holder fences lightly, else 0
+  uintptr_t light_end_ = 0;        // write_block_end() while the holder fences lightly, else 0
   SourceMarks last_marks_{};       // marks of the last marks entry written
   std::atomic<uint64_t>& published_;
 
@@ -6459,7 +6463,11 @@ SourceMarks RingEntry::marks() const noexcept {
 }
 
 CallRing::CallRing(size_t source, std::atomic<uint64_t>& published)
-    : source_(source), write_block_(fresh_block()), published_(published), read_block_(write_block_) {
+    : source_(source),
+      write_block_(fresh_block()),
+      write_at_(write_block_->entries),
+      published_(published),
+      read_block_(write_block_) {
   write_block_->base = 0;  // a block from the depot was another ring's
   write_block_->next.store(nullptr, std::memory_order_relaxed);
   position_.store(&read_block_->entries[0], std::memory_order_relaxed);
@@ -6512,7 +6520,8 @@ void CallRing::enter_next_block() noexcept {
   b->base = count_;
   write_block_->next.store(b, std::memory_order_release);
   write_block_ = b;
-  write_pos_ = 0;
+  write_at_ = b->entries;
+  if (light_end_ != 0) light_end_ = write_block_end();
 }
 
 void CallRing::write_marks() noexcept {

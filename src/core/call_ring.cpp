@@ -39,7 +39,11 @@ SourceMarks RingEntry::marks() const noexcept {
 }
 
 CallRing::CallRing(size_t source, std::atomic<uint64_t>& published)
-    : source_(source), write_block_(fresh_block()), published_(published), read_block_(write_block_) {
+    : source_(source),
+      write_block_(fresh_block()),
+      write_at_(write_block_->entries),
+      published_(published),
+      read_block_(write_block_) {
   write_block_->base = 0;  // a block from the depot was another ring's
   write_block_->next.store(nullptr, std::memory_order_relaxed);
   position_.store(&read_block_->entries[0], std::memory_order_relaxed);
@@ -92,7 +96,8 @@ void CallRing::enter_next_block() noexcept {
   b->base = count_;
   write_block_->next.store(b, std::memory_order_release);
   write_block_ = b;
-  write_pos_ = 0;
+  write_at_ = b->entries;
+  if (light_end_ != 0) light_end_ = write_block_end();
 }
 
 void CallRing::write_marks() noexcept {
