@@ -1563,6 +1563,15 @@ inline void prefetch_for_write(const void* p) noexcept {
 #endif
 }
 
+// prefetch_for_read: the cache line at p, for reading.
+inline void prefetch_for_read(const void* p) noexcept {
+#if defined(__GNUC__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace tether
 // ---- end of core/prefetch.h ----
 // ---- core/thread_exit.h ----
@@ -1941,6 +1950,12 @@ class CallRing {
   // flags: 0, or RingEntry::kWaited.
   void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     write_entry(next_slot(), call, target, flags);
+  }
+  // prefetch_for_push: asks for the lines a push writes (its entry, the published count)
+  // at once, ahead of the loads the push makes before it writes them.
+  void prefetch_for_push() const noexcept {
+    prefetch_for_write<sizeof(RingEntry)>(write_at_);
+    prefetch_for_write<sizeof(uint64_t)>(&published_);
   }
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }
@@ -2393,6 +2408,12 @@ class Inbox {
     ring.publish_count(ring.append_fast_with_room(call, &target, flags));
     after_publish_as<kFence>();
   }
+  // prefetch_for_push: asks for the lines push_fast through ring reads and writes.
+  void prefetch_for_push(const CallRing& ring) const noexcept {
+    prefetch_for_read(&ring_count_);
+    prefetch_for_read(&published_[kMailboxSource]);
+    ring.prefetch_for_push();
+  }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
   // light_leases_live: how many leased rings' holders publish with a light fence now
@@ -2413,8 +2434,20 @@ class Inbox {
   // drain_ring: the consumer's hot loop: runs on lane up to a batch of the calls queued in
   // the ring being drained (a run goes on past it while nothing may run elsewhere:
   // FastRun), straight from its entries. False when it ran none (the caller
-  // takes try_pop: another source, marks to wait for, or the wait).
-  bool drain_ring(Lane& lane) noexcept;
+  // takes try_pop: another source, marks to wait for, or the wait). Its look at an empty
+  // ring inline: the consumer's look before it idles, whose code is cold after an idle
+  // spell (the call's prologue alone spans lines).
+  bool drain_ring(Lane& lane) noexcept {
+    const size_t s = current_;
+    if (s >= kLaneRings) return false;
+    CallRing* r = rings_[s].load(std::memory_order_acquire);
+    if (r == nullptr) return false;
+    if (!r->unread()) {  // empty: try_pop looks elsewhere
+      caught_up_ = true;
+      return false;
+    }
+    return drain_ring_from(lane, s, *r);
+  }
   // run: runs what try_pop took, on lane, and lets it go.
   static void run(Work& w, Lane& lane) noexcept;
 
@@ -2504,6 +2537,7 @@ class Inbox {
     chaos_point();
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
+  bool drain_ring_from(Lane& lane, size_t s, CallRing& r) noexcept;  // drain_ring of ring s, r, not empty
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
   // rings_hold_entries: one of the first `rings` rings has entries the consumer has not
   // stepped past (consumer side).
@@ -3042,6 +3076,14 @@ class PinnedLane final : public Lane {
                                      uintptr_t flags) noexcept {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
+  }
+  // prefetch_for_push: asks at once for the lines a push through ring and its wake-up
+  // read and write: after an idle spell each is a miss (core/hot_path.h), and the push
+  // would meet them one after another.
+  void prefetch_for_push(const CallRing& ring) const noexcept {
+    prefetch_for_read(&sleepers_);
+    prefetch_for_read(presence_);
+    inbox_.prefetch_for_push(ring);
   }
   // fences_fully: whether a call with these flags publishes with a full fence: a waited
   // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
@@ -5577,6 +5619,7 @@ namespace tether {
 TETHER_HOT_PATH bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
+  default_lane_->prefetch_for_push(*sender.ring);
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
@@ -8516,15 +8559,8 @@ TETHER_HOT_PATH bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
   return false;
 }
 
-TETHER_HOT_PATH bool Inbox::drain_ring(Lane& lane) noexcept {
-  const size_t s = current_;
-  if (s >= kLaneRings) return false;
-  CallRing* r = rings_[s].load(std::memory_order_acquire);
-  if (r == nullptr) return false;
-  if (!r->unread()) {  // empty: try_pop looks elsewhere (the consumer's look before it idles)
-    caught_up_ = true;
-    return false;
-  }
+TETHER_HOT_PATH bool Inbox::drain_ring_from(Lane& lane, size_t s, CallRing& ring) noexcept {
+  CallRing* r = &ring;
   if (caught_up_) build_up(*r);
   uint32_t ran = 0;
   caught_up_ = false;

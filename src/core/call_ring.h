@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/prefetch.h"
 #include "core/source_marks.h"
 #include "tether/tether.h"
 
@@ -134,6 +135,12 @@ class CallRing {
   // flags: 0, or RingEntry::kWaited.
   void append_fast(const FastCall& call, FastTarget* target, uintptr_t flags) noexcept {
     write_entry(next_slot(), call, target, flags);
+  }
+  // prefetch_for_push: asks for the lines a push writes (its entry, the published count)
+  // at once, ahead of the loads the push makes before it writes them.
+  void prefetch_for_push() const noexcept {
+    prefetch_for_write<sizeof(RingEntry)>(write_at_);
+    prefetch_for_write<sizeof(uint64_t)>(&published_);
   }
   // publish: makes everything appended visible to the consumer.
   void publish() noexcept { published_.store(count_, std::memory_order_release); }

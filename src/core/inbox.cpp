@@ -249,15 +249,8 @@ TETHER_HOT_PATH bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
   return false;
 }
 
-TETHER_HOT_PATH bool Inbox::drain_ring(Lane& lane) noexcept {
-  const size_t s = current_;
-  if (s >= kLaneRings) return false;
-  CallRing* r = rings_[s].load(std::memory_order_acquire);
-  if (r == nullptr) return false;
-  if (!r->unread()) {  // empty: try_pop looks elsewhere (the consumer's look before it idles)
-    caught_up_ = true;
-    return false;
-  }
+TETHER_HOT_PATH bool Inbox::drain_ring_from(Lane& lane, size_t s, CallRing& ring) noexcept {
+  CallRing* r = &ring;
   if (caught_up_) build_up(*r);
   uint32_t ran = 0;
   caught_up_ = false;

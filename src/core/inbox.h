@@ -195,6 +195,12 @@ class Inbox {
     ring.publish_count(ring.append_fast_with_room(call, &target, flags));
     after_publish_as<kFence>();
   }
+  // prefetch_for_push: asks for the lines push_fast through ring reads and writes.
+  void prefetch_for_push(const CallRing& ring) const noexcept {
+    prefetch_for_read(&ring_count_);
+    prefetch_for_read(&published_[kMailboxSource]);
+    ring.prefetch_for_push();
+  }
   // rings_made: how many rings exist.
   [[nodiscard]] uint32_t rings_made() const noexcept { return ring_count_.load(std::memory_order_seq_cst); }
   // light_leases_live: how many leased rings' holders publish with a light fence now
@@ -215,8 +221,20 @@ class Inbox {
   // drain_ring: the consumer's hot loop: runs on lane up to a batch of the calls queued in
   // the ring being drained (a run goes on past it while nothing may run elsewhere:
   // FastRun), straight from its entries. False when it ran none (the caller
-  // takes try_pop: another source, marks to wait for, or the wait).
-  bool drain_ring(Lane& lane) noexcept;
+  // takes try_pop: another source, marks to wait for, or the wait). Its look at an empty
+  // ring inline: the consumer's look before it idles, whose code is cold after an idle
+  // spell (the call's prologue alone spans lines).
+  bool drain_ring(Lane& lane) noexcept {
+    const size_t s = current_;
+    if (s >= kLaneRings) return false;
+    CallRing* r = rings_[s].load(std::memory_order_acquire);
+    if (r == nullptr) return false;
+    if (!r->unread()) {  // empty: try_pop looks elsewhere
+      caught_up_ = true;
+      return false;
+    }
+    return drain_ring_from(lane, s, *r);
+  }
   // run: runs what try_pop took, on lane, and lets it go.
   static void run(Work& w, Lane& lane) noexcept;
 
@@ -306,6 +324,7 @@ class Inbox {
     chaos_point();
     light_fence_as<kFence>();  // P1: pairs with the heavy_fence of a consumer about to park (C3)
   }
+  bool drain_ring_from(Lane& lane, size_t s, CallRing& r) noexcept;  // drain_ring of ring s, r, not empty
   void build_up(CallRing& ring) noexcept;       // drain_ring's convoy guard (see inbox.cpp)
   // rings_hold_entries: one of the first `rings` rings has entries the consumer has not
   // stepped past (consumer side).

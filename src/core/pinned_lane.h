@@ -114,6 +114,14 @@ class PinnedLane final : public Lane {
     inbox_.push_fast_ready<kFence>(ring, call, target, flags);
     return sleepers_.load(std::memory_order_seq_cst) != 0;  // P2
   }
+  // prefetch_for_push: asks at once for the lines a push through ring and its wake-up
+  // read and write: after an idle spell each is a miss (core/hot_path.h), and the push
+  // would meet them one after another.
+  void prefetch_for_push(const CallRing& ring) const noexcept {
+    prefetch_for_read(&sleepers_);
+    prefetch_for_read(presence_);
+    inbox_.prefetch_for_push(ring);
+  }
   // fences_fully: whether a call with these flags publishes with a full fence: a waited
   // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
   // consumer that answers it will likely park again, and its park then needs no heavy

@@ -25,4 +25,13 @@ inline void prefetch_for_write(const void* p) noexcept {
 #endif
 }
 
+// prefetch_for_read: the cache line at p, for reading.
+inline void prefetch_for_read(const void* p) noexcept {
+#if defined(__GNUC__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace tether
