@@ -10,19 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../callgrind/answer_actor.h"
 #include "tether/tether.h"
-
-static long state;
-static tether_status make_state(tether_task* t, void* arg, void** out) {
-  (void)t;
-  (void)arg;
-  *out = &state;
-  return TETHER_OK;
-}
-static tether_status add_one(tether_task* t, void* s, void* arg) {
-  (void)s;
-  return tether_task_set_result(t, (void*)((long)arg + 1), NULL);
-}
 
 void cold_lines_nops(void);
 __asm__(".text\n.globl cold_lines_nops\ncold_lines_nops:\n.fill 65536,1,0x90\nret\n");
@@ -32,7 +21,7 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 100;
   const int calls = argc <= 2;
   tether_actor a;
-  if (tether_actor_create(NULL, make_state, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
+  if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
   void* r = NULL;
   if (tether_actor_call_wait(a, NULL, add_one, (void*)1L, NULL, -1, &r, NULL) != TETHER_OK) return 2;
   for (int i = 0; i < n; ++i) {

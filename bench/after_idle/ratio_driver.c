@@ -16,19 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../callgrind/answer_actor.h"
 #include "tether/tether.h"
-
-static long state;
-static tether_status make_state(tether_task* t, void* arg, void** out) {
-  (void)t;
-  (void)arg;
-  *out = &state;
-  return TETHER_OK;
-}
-static tether_status add_one(tether_task* t, void* s, void* arg) {
-  (void)s;
-  return tether_task_set_result(t, (void*)((long)arg + 1), NULL);
-}
 
 static long long now_ns(void) {
   struct timespec ts;
@@ -77,7 +66,7 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 200;
   if (n < 1) return 1;
   tether_actor a;
-  if (tether_actor_create(NULL, make_state, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
+  if (tether_actor_create(NULL, answer_ctor, NULL, NULL, NULL, &a) != TETHER_OK) return 1;
   pthread_t worker;
   if (pthread_create(&worker, NULL, futex_worker, NULL) != 0) return 1;
   long long* t = malloc(sizeof(long long) * (size_t)n);

@@ -1,5 +1,6 @@
-/* answer_actor.h — the actor of round_trip.c and in_flight.c: a constructor that makes no
- * state worth the name, and a method that answers arg + 1 through tether_task_set_result. */
+/* answer_actor.h — the actor of round_trip.c, in_flight.c and ../after_idle's drivers: a
+ * constructor that makes no state worth the name, and a method that answers arg + 1
+ * through tether_task_set_result. */
 #ifndef TETHER_BENCH_CALLGRIND_ANSWER_ACTOR_H
 #define TETHER_BENCH_CALLGRIND_ANSWER_ACTOR_H
 
