@@ -5381,9 +5381,8 @@ void Actor::release(bool wait) {
 // caller's post, wake-up and wait, the actor's wake, run, answer and look before it
 // idles again. The compiler places these together (GCC: .text.hot, ahead of the rest of
 // .text), so the code such a round trip touches spans fewer cache lines and pages. On
-// these VMs the caches are cold after 1 ms idle: each line costs a miss, ~30 ns (a driver
-// touching 25 lines more per round trip after 1 ms idle: +0.8 us; bench/README.md,
-// target 3).
+// these VMs the caches and TLBs are cold after 1 ms idle: 24 lines more a round trip
+// cost +0.6-1.0 us on 2 pages, +1.4-1.9 us on 24 (bench/README.md, target 3).
 
 #if defined(__GNUC__)
 #define TETHER_HOT_PATH [[gnu::hot]]
@@ -5421,7 +5420,8 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   default_lane_->end_lease(*sender->ring);
 }
 
-TETHER_HOT_PATH bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH
+bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
   sender.tally.add(1);  // accepted, before closed_ is read ...
   light_fence();        // ... for real: pairs with start_stop's heavy_fence
@@ -5434,7 +5434,8 @@ TETHER_HOT_PATH bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, v
   return true;
 }
 
-TETHER_HOT_PATH bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH
+bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   switch (how) {
     case FastPost::kPosted:
       return true;
@@ -5616,7 +5617,8 @@ TETHER_HOT_PATH void Actor::settle_fast(uint64_t n) noexcept {
 
 namespace tether {
 
-TETHER_HOT_PATH bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
+TETHER_HOT_PATH
+bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
   default_lane_->prefetch_for_push(*sender.ring);
@@ -5682,7 +5684,8 @@ TETHER_HOT_PATH void Actor::run_waited(Lane& lane, tether_method_fn method, void
   }
   if (err) [[unlikely]] {
     end_waited(w, TETHER_FAILED, std::move(err));
-  } else if (cancel_.load(std::memory_order_acquire)) [[unlikely]] {  // a stop CANCEL came while it ran: as CallFuture::finish
+  } else if (cancel_.load(std::memory_order_acquire)) [[unlikely]] {
+    // a stop CANCEL came while it ran: as CallFuture::finish
     end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
   } else {
     ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)
@@ -5820,7 +5823,8 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
       [&] { return state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED; }, deadline, feeders);
 }
 
-TETHER_HOT_PATH void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
+TETHER_HOT_PATH
+void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
   auto done = [&] { return word.load(std::memory_order_acquire) == answered; };
   spin_until(partner, nullptr, done, done, Deadline::after(-1), nullptr);
 }
@@ -10718,7 +10722,8 @@ TETHER_HOT_PATH tether_status waited_answer(int32_t terminal, void** result, tet
 // here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
 // as answer() gives it; empty when the general path must take the call (arg untouched:
 // the actor takes no fast calls, or this thread runs it).
-TETHER_HOT_PATH std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
+TETHER_HOT_PATH
+std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
                                          tether_error* error) {
   if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
   Actor* actor = nullptr;
@@ -10758,7 +10763,8 @@ TETHER_HOT_PATH std::optional<tether_status> call_waited(tether_actor a, tether_
 // mailbox room and the wait for the answer; a call not answered by then (or whose wait
 // would deadlock) is cancelled, as its caller will never see it. With no deadline and no
 // group, the waited call's path first (call_waited).
-TETHER_HOT_PATH tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
+TETHER_HOT_PATH
+tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
                             void** result, tether_error* error) {
   if (timeout_ns < 0 && group == nullptr) [[likely]] {
     if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
@@ -10830,7 +10836,8 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
   });
 }
 
-TETHER_HOT_PATH TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH
+TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
   return post(a, group, m, arg, arg_drop, out, 0);
 }
@@ -10840,7 +10847,8 @@ TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* g
   return post(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
-TETHER_HOT_PATH TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH
+TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                 tether_drop_fn arg_drop, int64_t timeout_ns, void** result,
                                                 tether_error* error) {
   if (result != nullptr) *result = nullptr;

@@ -132,7 +132,8 @@ TETHER_HOT_PATH tether_status waited_answer(int32_t terminal, void** result, tet
 // here as a fire-and-forget call opens it): no future, no handle, no lock. Its answer,
 // as answer() gives it; empty when the general path must take the call (arg untouched:
 // the actor takes no fast calls, or this thread runs it).
-TETHER_HOT_PATH std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
+TETHER_HOT_PATH
+std::optional<tether_status> call_waited(tether_actor a, tether_method_fn m, UserArg& arg, void** result,
                                          tether_error* error) {
   if (m == nullptr) return std::nullopt;  // the general path says which argument is bad
   Actor* actor = nullptr;
@@ -172,7 +173,8 @@ TETHER_HOT_PATH std::optional<tether_status> call_waited(tether_actor a, tether_
 // mailbox room and the wait for the answer; a call not answered by then (or whose wait
 // would deadlock) is cancelled, as its caller will never see it. With no deadline and no
 // group, the waited call's path first (call_waited).
-TETHER_HOT_PATH tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
+TETHER_HOT_PATH
+tether_status call_and_wait(tether_actor a, const char* group, tether_method_fn m, UserArg& arg, int64_t timeout_ns,
                             void** result, tether_error* error) {
   if (timeout_ns < 0 && group == nullptr) [[likely]] {
     if (const std::optional<tether_status> done = call_waited(a, m, arg, result, error)) return *done;
@@ -244,7 +246,8 @@ TETHER_API tether_status tether_actor_create(const tether_actor_options* o, teth
   });
 }
 
-TETHER_HOT_PATH TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH
+TETHER_API tether_status tether_actor_call(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                            tether_drop_fn arg_drop, tether_future* out) {
   return post(a, group, m, arg, arg_drop, out, 0);
 }
@@ -254,7 +257,8 @@ TETHER_API tether_status tether_actor_call_timeout(tether_actor a, const char* g
   return post(a, group, m, arg, arg_drop, out, timeout_ns);
 }
 
-TETHER_HOT_PATH TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
+TETHER_HOT_PATH
+TETHER_API tether_status tether_actor_call_wait(tether_actor a, const char* group, tether_method_fn m, void* arg,
                                                 tether_drop_fn arg_drop, int64_t timeout_ns, void** result,
                                                 tether_error* error) {
   if (result != nullptr) *result = nullptr;

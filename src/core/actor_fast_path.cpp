@@ -43,7 +43,8 @@ void Actor::close_sender(std::unique_ptr<Sender> sender) noexcept {
   default_lane_->end_lease(*sender->ring);
 }
 
-TETHER_HOT_PATH bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH
+bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   if (!sender.ring->try_reserve(2)) return false;  // before the call counts: nothing to undo
   sender.tally.add(1);  // accepted, before closed_ is read ...
   light_fence();        // ... for real: pairs with start_stop's heavy_fence
@@ -56,7 +57,8 @@ TETHER_HOT_PATH bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, v
   return true;
 }
 
-TETHER_HOT_PATH bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
+TETHER_HOT_PATH
+bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop) noexcept {
   switch (how) {
     case FastPost::kPosted:
       return true;

@@ -23,7 +23,8 @@
 
 namespace tether {
 
-TETHER_HOT_PATH bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
+TETHER_HOT_PATH
+bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
   default_lane_->prefetch_for_push(*sender.ring);
@@ -89,7 +90,8 @@ TETHER_HOT_PATH void Actor::run_waited(Lane& lane, tether_method_fn method, void
   }
   if (err) [[unlikely]] {
     end_waited(w, TETHER_FAILED, std::move(err));
-  } else if (cancel_.load(std::memory_order_acquire)) [[unlikely]] {  // a stop CANCEL came while it ran: as CallFuture::finish
+  } else if (cancel_.load(std::memory_order_acquire)) [[unlikely]] {
+    // a stop CANCEL came while it ran: as CallFuture::finish
     end_waited(w, TETHER_CANCELLED, cancelled_error(lane.name()));
   } else {
     ledger_.fast_succeeded();  // the default thread's own count, before the end (as end_waited's)

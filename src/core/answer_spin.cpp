@@ -95,7 +95,8 @@ void AnswerSpin::spin(LanePresence* partner, std::atomic<bool>* waiter_spins, co
       [&] { return state.load(std::memory_order_acquire) >= TETHER_SUCCEEDED; }, deadline, feeders);
 }
 
-TETHER_HOT_PATH void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
+TETHER_HOT_PATH
+void AnswerSpin::spin_for_word(LanePresence* partner, const std::atomic<uint32_t>& word, uint32_t answered) noexcept {
   auto done = [&] { return word.load(std::memory_order_acquire) == answered; };
   spin_until(partner, nullptr, done, done, Deadline::after(-1), nullptr);
 }

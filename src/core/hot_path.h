@@ -2,9 +2,8 @@
 // caller's post, wake-up and wait, the actor's wake, run, answer and look before it
 // idles again. The compiler places these together (GCC: .text.hot, ahead of the rest of
 // .text), so the code such a round trip touches spans fewer cache lines and pages. On
-// these VMs the caches are cold after 1 ms idle: each line costs a miss, ~30 ns (a driver
-// touching 25 lines more per round trip after 1 ms idle: +0.8 us; bench/README.md,
-// target 3).
+// these VMs the caches and TLBs are cold after 1 ms idle: 24 lines more a round trip
+// cost +0.6-1.0 us on 2 pages, +1.4-1.9 us on 24 (bench/README.md, target 3).
 #pragma once
 
 #if defined(__GNUC__)
