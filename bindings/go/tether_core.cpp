@@ -4236,6 +4236,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
   [[nodiscard]] CallLedger& ledger() noexcept { return ledger_; }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return default_lane_->os_thread_id(); }
+  // default_lane: the lane of the default thread (its executor keeps it alive).
+  [[nodiscard]] PinnedLane& default_lane() const noexcept { return *default_lane_; }
 
   // stop: starts the stop (see tether_actor_stop) and waits for the destructor.
   // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK or TETHER_E_INVALID_HANDLE
@@ -5621,7 +5623,6 @@ TETHER_HOT_PATH
 bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
-  default_lane_->prefetch_for_push(*sender.ring);
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
@@ -10284,6 +10285,10 @@ struct Hot {
   uint64_t id;  // 0: none
   Actor* actor;
   Actor::Sender* sender;  // null: the actor takes no fast calls from here
+  // With a sender: its ring and the actor's default lane, so that a waited call can ask
+  // for their lines at once, not after the sender's and the actor's (waited_target).
+  CallRing* ring;
+  PinnedLane* lane;
 };
 extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
@@ -10311,12 +10316,15 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 
 // waited_target: the actor, and this thread's sender for it, through which a call to id
 // that its caller waits for may go (Actor::try_call_waited), when it is this thread's most
-// recent entry and has a sender. False otherwise: the general path looks the handle up.
+// recent entry and has a sender; the lines that call's push and wake-up touch are asked
+// for on the way (PinnedLane::prefetch_for_push: after an idle spell each is a miss).
+// False otherwise: the general path looks the handle up.
 [[nodiscard]] inline bool waited_target(uint64_t id, Actor** actor, Actor::Sender** sender) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || h.sender == nullptr) return false;
   *actor = h.actor;
   *sender = h.sender;
+  h.lane->prefetch_for_push(*h.ring);
   return true;
 }
 
@@ -10922,7 +10930,7 @@ TETHER_API tether_status tether_actor_release_nowait(tether_actor a) {
 namespace tether::capi::actor_cache {
 
 namespace detail {
-TETHER_HOT_TLS constinit thread_local Hot t_hot{0, nullptr, nullptr};
+TETHER_HOT_TLS constinit thread_local Hot t_hot{};
 }  // namespace detail
 
 namespace {
@@ -10970,11 +10978,17 @@ struct Cache {
 
   void sync_hot() noexcept {
     const Entry& e = entries[0];
-    t_hot = e.id != 0 ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+    if (e.id == 0) {
+      t_hot = Hot{};
+    } else if (e.sender) {
+      t_hot = Hot{e.id, e.actor.get(), e.sender.get(), e.sender->ring, &e.actor->default_lane()};
+    } else {
+      t_hot = Hot{e.id, e.actor.get(), nullptr, nullptr, nullptr};
+    }
   }
 
   ~Cache() {
-    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
+    t_hot = Hot{};  // a call made later on this thread takes the general path
     t_cache_gone = true;
     for (Entry& e : entries) {
       Entry gone = std::move(e);

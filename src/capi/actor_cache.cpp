@@ -10,7 +10,7 @@
 namespace tether::capi::actor_cache {
 
 namespace detail {
-TETHER_HOT_TLS constinit thread_local Hot t_hot{0, nullptr, nullptr};
+TETHER_HOT_TLS constinit thread_local Hot t_hot{};
 }  // namespace detail
 
 namespace {
@@ -58,11 +58,17 @@ struct Cache {
 
   void sync_hot() noexcept {
     const Entry& e = entries[0];
-    t_hot = e.id != 0 ? Hot{e.id, e.actor.get(), e.sender.get()} : Hot{0, nullptr, nullptr};
+    if (e.id == 0) {
+      t_hot = Hot{};
+    } else if (e.sender) {
+      t_hot = Hot{e.id, e.actor.get(), e.sender.get(), e.sender->ring, &e.actor->default_lane()};
+    } else {
+      t_hot = Hot{e.id, e.actor.get(), nullptr, nullptr, nullptr};
+    }
   }
 
   ~Cache() {
-    t_hot = Hot{0, nullptr, nullptr};  // a call made later on this thread takes the general path
+    t_hot = Hot{};  // a call made later on this thread takes the general path
     t_cache_gone = true;
     for (Entry& e : entries) {
       Entry gone = std::move(e);

@@ -35,6 +35,10 @@ struct Hot {
   uint64_t id;  // 0: none
   Actor* actor;
   Actor::Sender* sender;  // null: the actor takes no fast calls from here
+  // With a sender: its ring and the actor's default lane, so that a waited call can ask
+  // for their lines at once, not after the sender's and the actor's (waited_target).
+  CallRing* ring;
+  PinnedLane* lane;
 };
 extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 }  // namespace detail
@@ -62,12 +66,15 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
 
 // waited_target: the actor, and this thread's sender for it, through which a call to id
 // that its caller waits for may go (Actor::try_call_waited), when it is this thread's most
-// recent entry and has a sender. False otherwise: the general path looks the handle up.
+// recent entry and has a sender; the lines that call's push and wake-up touch are asked
+// for on the way (PinnedLane::prefetch_for_push: after an idle spell each is a miss).
+// False otherwise: the general path looks the handle up.
 [[nodiscard]] inline bool waited_target(uint64_t id, Actor** actor, Actor::Sender** sender) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || h.sender == nullptr) return false;
   *actor = h.actor;
   *sender = h.sender;
+  h.lane->prefetch_for_push(*h.ring);
   return true;
 }
 

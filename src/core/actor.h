@@ -123,6 +123,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   [[nodiscard]] int32_t state(ErrorPtr* cause) const;
   [[nodiscard]] CallLedger& ledger() noexcept { return ledger_; }
   [[nodiscard]] uint64_t os_thread_id() const noexcept { return default_lane_->os_thread_id(); }
+  // default_lane: the lane of the default thread (its executor keeps it alive).
+  [[nodiscard]] PinnedLane& default_lane() const noexcept { return *default_lane_; }
 
   // stop: starts the stop (see tether_actor_stop) and waits for the destructor.
   // Returns TETHER_OK, TETHER_E_TIMEOUT, TETHER_E_DEADLOCK or TETHER_E_INVALID_HANDLE

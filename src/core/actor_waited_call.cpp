@@ -27,7 +27,6 @@ TETHER_HOT_PATH
 bool Actor::try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept {
   // The default thread waiting for a call it would run itself: the general path's
   // is_inside answers DEADLOCK (its condition, for a pinned lane's one thread).
-  default_lane_->prefetch_for_push(*sender.ring);
   if (this_thread_role().serves_lane(default_lane_, default_lane_->id())) return false;
   WaitedCall* w = WaitedCall::of_this_thread();
   if (w == nullptr) return false;
