@@ -6,6 +6,7 @@
 //
 //   BM_*_StartJoinEmpty        start one thread that runs an empty target, wait for the
 //                              scope to end, join the thread. Real time per iteration.
+//   BM_StdThread_CreateJoin    target 9's yardstick: a bare std::thread made and joined.
 //   BM_*_NestedFailureToJoin   latency from a NESTED thread's failure to the return of a
 //                              join that was already blocked. Manual time: only the window
 //                              from the failure's timestamp to join's return is measured;
@@ -178,6 +179,15 @@ void BM_Baseline_StartJoinEmpty(benchmark::State &state) {
   }  // ~BaselineScope joins the thread
 }
 BENCHMARK(BM_Baseline_StartJoinEmpty)->UseRealTime();
+
+// The issue's own yardstick for target 9: a bare std::thread made and joined, no scope.
+void BM_StdThread_CreateJoin(benchmark::State &state) {
+  for (auto _ : state) {
+    std::thread t([] {});
+    t.join();
+  }
+}
+BENCHMARK(BM_StdThread_CreateJoin)->UseRealTime();
 
 // ---------------------------------------------------------------------------------------
 // NestedFailureToJoin

@@ -404,8 +404,12 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
 [[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
                                        Thread* out, std::string* reason);
 
-// join_thread: waits for t to end and releases it. Once per thread started.
+// join_thread: waits for t to end and releases it. Once per thread started (or
+// detach_thread instead).
 void join_thread(const Thread& t) noexcept;
+// detach_thread: releases t without waiting: the OS frees it once it has ended (at once
+// when it has). Once per thread started, instead of join_thread.
+void detach_thread(const Thread& t) noexcept;
 
 // current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
 // (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH
@@ -811,14 +815,27 @@ class CallLedger {
 
 // ---- core/thread_group.h ----
 // ThreadGroup: the OS threads one owner (a runner's scope, an executor, an actor's
-// groups) created, and their joining. No thread is ever detached: each is joined exactly
-// once, by whoever claims its entry: the owner's blocking join_all() (which joins every
-// thread directly, as std::thread::join does) or the control thread.
+// groups) created, and their ends. A thread has ENDED once its exit notice came
+// (thread_exit.h): its body, every C++ thread_local destructor of the thread and the
+// library's cleanups have run; what is left is the C library's own teardown. Each thread
+// is released exactly once after it ended, by whoever claims its entry: the owner's
+// blocking join_all() or the control thread. Released means detached: the OS frees the
+// thread when its teardown is over, and nobody waits for that.
 //
-// A thread that exits while others of its group still run is joined soon after by the
+// Why not join: a scope's joiner is woken when its last thread's body ends (Scope), and a
+// join then waits a second time, for the kernel's exit (the C library's teardown, a stack
+// madvise, the exit system call), where std::thread::join waits once. Its exit notice
+// comes right after the wake-up (the library's cleanups), so the joiner finds it, or
+// waits a moment for it. Measured (2026-12-07, tether_bench_runner, start + join +
+// release of an empty target against a bare std::thread create + join, medians of 7,
+// three alternating pairs of runs): 1.08 / 1.15 / 1.08x joined, 0.92 / 0.87 / 0.90x so.
+// Rust's std::thread::scope does the same: it waits for its threads' closures, not their
+// OS exits.
+//
+// A thread that ends while others of its group still run is released soon after by the
 // control thread, so a long-lived scope that keeps spawning short threads keeps no
-// finished thread around. The last one is left for join_all(), unless the group was
-// orphaned (its owner released without waiting): then the control thread joins it too.
+// ended thread around. The last one is left for join_all(), unless the group was
+// orphaned (its owner released without waiting): then the control thread releases it too.
 //
 // Thread safety: every member may be called from any thread. mutex_ guards every field
 // below it. Lifetime: shared; each running thread and each queued control-thread job
@@ -949,8 +966,9 @@ struct ThreadOptions {
   int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
 };
 
-// unjoined_threads: library threads created and not yet joined (the control thread
-// aside), for tests that must see every thread joined before the process ends.
+// unjoined_threads: library threads created and not yet released (joined, or detached
+// once ended: ThreadGroup; the control thread aside), for tests that must see every
+// thread end before the process ends.
 [[nodiscard]] size_t unjoined_threads() noexcept;
 
 // forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
@@ -993,11 +1011,11 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
 
   // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined — but the calling thread, when it is one of the
-  // group's: the control thread joins that one once it has exited.
+  // them) has ended, and releases them — but the calling thread, when it is one of the
+  // group's: the control thread releases that one once it has ended.
   void join_all();
 
-  // orphan: nobody will call join_all; the control thread joins every thread left.
+  // orphan: nobody will call join_all; the control thread releases every thread left.
   void orphan();
 
   // running: threads spawned and not yet exited.
@@ -1008,7 +1026,7 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
  private:
   struct Entry {
     platform::Thread thread;
-    bool exited;  // its exit notice came: joining it cannot block
+    bool exited;  // its exit notice came: it has ended (see above)
   };
   // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
   class ReapJob : public ControlJob {
@@ -1019,17 +1037,20 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
    private:
     ThreadGroup* group_;
   };
-  void reap() noexcept;  // the job: joins the exited threads until there are none
+  void reap() noexcept;  // the job: releases the ended threads until there are none
   // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
   void schedule_reap_locked() noexcept;
-  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
-  // *out; false when there is none. The caller joins it. Holds mutex_.
-  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
+  // claim_exited_locked: removes one ended entry other than the calling thread's into
+  // *out; false when there is none. The caller releases it. Holds mutex_.
+  bool claim_exited_locked(platform::Thread* out) noexcept;
+  // others_left_locked: an entry other than the calling thread's is left. Holds mutex_.
+  bool others_left_locked() const noexcept;
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;     // signalled when a reap ends
-  std::vector<Entry> threads_;     // spawned, not yet claimed for joining
+  std::condition_variable cv_;     // signalled when a reap ends, and at an exit notice with end_waiters_
+  std::vector<Entry> threads_;     // spawned, not yet claimed for releasing
   size_t running_ = 0;             // spawned, exit notice not yet in
+  size_t end_waiters_ = 0;         // join_all callers waiting on cv_ for an exit notice
   bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
   ReapJob reap_job_{this};                       // queued while reap_scheduled_
@@ -1586,6 +1607,9 @@ inline void prefetch_for_read(const void* p) noexcept {
 // Order at a thread's end: every C++ thread_local destructor of the thread (the
 // application's), then these cleanups in Cleanup order, then the thread's exit notice
 // (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
+// The notice goes out in the platform's second round of thread-specific destructors
+// (POSIX runs another round while a destructor sets a value again), so also after every
+// pthread-key destructor of the application that did not set its value again.
 //
 // Thread safety: each function acts on the calling thread's own state only.
 
@@ -9822,6 +9846,11 @@ void run_exit(void* raw) noexcept {
     fn = nullptr;
     if (run != nullptr) run();
   }
+  // The notice waits for the second round at least: after every other destructor of the
+  // first, whatever its key's place in the order (the application's thread-specific
+  // destructors: its owner, told the thread ended, releases it without joining it,
+  // thread_group.h).
+  if (s.rounds == 0 && s.notice != nullptr) (void)set_key(s);
   if (s.key_set && ++s.rounds < kLastRound) return;  // re-armed: the notice waits for the next round
   void (*notice)(void*) noexcept = s.notice;
   s.notice = nullptr;
@@ -9859,11 +9888,13 @@ namespace {
 
 constexpr size_t kOsNameMax = 15;
 
-// Library threads created and not yet joined (the control thread is never joined).
+// Library threads created and not yet released (the control thread never is).
 std::atomic<size_t> g_unjoined{0};
 
-void join_counted(const platform::Thread& t) noexcept {
-  platform::join_thread(t);
+// release_ended: t's exit notice came (ThreadGroup): detached, the OS frees it once the C
+// library's teardown of it is over.
+void release_ended(const platform::Thread& t) noexcept {
+  platform::detach_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -10012,6 +10043,7 @@ void ThreadGroup::schedule_reap_locked() noexcept {
 
 void ThreadGroup::exited(const platform::Thread& self) noexcept {
   bool schedule = false;
+  bool waited_for = false;
   {
     std::lock_guard lock(mutex_);
     --running_;
@@ -10022,15 +10054,17 @@ void ThreadGroup::exited(const platform::Thread& self) noexcept {
       schedule_reap_locked();
       schedule = true;
     }
+    waited_for = end_waiters_ != 0;
   }
+  if (waited_for) cv_.notify_all();  // unlocked: the woken joiner takes mutex_ at once
   if (schedule) ControlThread::instance().post(reap_job_);
 }
 
-bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept {
+bool ThreadGroup::claim_exited_locked(platform::Thread* out) noexcept {
   const platform::Thread self = platform::current_thread();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    // Never the calling thread: a job run on an exiting thread must not join itself.
-    if ((exited_only && !it->exited) || platform::same_thread(it->thread, self)) continue;
+    // Never the calling thread: a job run on an exiting thread must not release itself.
+    if (!it->exited || platform::same_thread(it->thread, self)) continue;
     *out = it->thread;
     threads_.erase(it);
     return true;
@@ -10038,11 +10072,19 @@ bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept
   return false;
 }
 
+bool ThreadGroup::others_left_locked() const noexcept {
+  const platform::Thread self = platform::current_thread();
+  for (const Entry& e : threads_) {
+    if (!platform::same_thread(e.thread, self)) return true;
+  }
+  return false;
+}
+
 void ThreadGroup::reap() noexcept {
   std::unique_lock lock(mutex_);
-  for (platform::Thread t; claim_locked(/*exited_only=*/true, &t);) {
+  for (platform::Thread t; claim_exited_locked(&t);) {
     lock.unlock();
-    join_counted(t);  // it has finished its work
+    release_ended(t);
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -10051,19 +10093,34 @@ void ThreadGroup::reap() noexcept {
 
 void ThreadGroup::join_all() {
   // A thread of the group that joins it (an object released from one of its own nested
-  // threads) cannot join itself: it is left to the control thread, which joins it once
-  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  // threads) cannot wait for its own end: it is left to the control thread, which
+  // releases it once it has ended (orphaned_ makes its exit notice schedule that).
+  // Wait protocol (cv_ under mutex_):
+  //   joiner                                   | exiting thread (exited)
+  //   a reap runs (reap_scheduled_): wait      | the reap ends: notify_all
+  //   an entry has ended: claim it, release it |
+  //   none has, others left: end_waiters_ + 1, | marks its entry, reads end_waiters_ under
+  //     wait; - 1 once woken                   |   mutex_: nonzero -> notify_all
+  //   no other entry left: done                |
+  // The joiner's predicate and the exiting thread's mark and read are under mutex_, so
+  // either the joiner saw the mark or the exiting thread saw it waiting.
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
     platform::Thread t;
-    if (!claim_locked(/*exited_only=*/false, &t)) {  // claim_locked never returns this thread
-      if (!threads_.empty()) orphaned_ = true;        // what is left is this thread: see above
-      return;  // every other thread spawned (also by those joined) is joined
+    if (claim_exited_locked(&t)) {
+      lock.unlock();
+      release_ended(t);
+      lock.lock();
+      continue;
     }
-    lock.unlock();
-    join_counted(t);  // waits for it to end: one wake-up, as std::thread
-    lock.lock();
+    if (!others_left_locked()) {
+      if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
+      return;  // every other thread spawned (also by those released) has ended
+    }
+    ++end_waiters_;
+    cv_.wait(lock);  // an exit notice, or a reap's end; the loop looks again
+    --end_waiters_;
   }
 }
 
@@ -12289,6 +12346,8 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 }
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
+
+void detach_thread(const Thread& t) noexcept { pthread_detach(from_handle(t.handle)); }
 
 #if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
 namespace {

@@ -38,6 +38,11 @@ void run_exit(void* raw) noexcept {
     fn = nullptr;
     if (run != nullptr) run();
   }
+  // The notice waits for the second round at least: after every other destructor of the
+  // first, whatever its key's place in the order (the application's thread-specific
+  // destructors: its owner, told the thread ended, releases it without joining it,
+  // thread_group.h).
+  if (s.rounds == 0 && s.notice != nullptr) (void)set_key(s);
   if (s.key_set && ++s.rounds < kLastRound) return;  // re-armed: the notice waits for the next round
   void (*notice)(void*) noexcept = s.notice;
   s.notice = nullptr;

@@ -9,6 +9,9 @@
 // Order at a thread's end: every C++ thread_local destructor of the thread (the
 // application's), then these cleanups in Cleanup order, then the thread's exit notice
 // (ThreadGroup::exited), last, so an owner hears of the exit only once all of them ran.
+// The notice goes out in the platform's second round of thread-specific destructors
+// (POSIX runs another round while a destructor sets a value again), so also after every
+// pthread-key destructor of the application that did not set its value again.
 //
 // Thread safety: each function acts on the calling thread's own state only.
 #pragma once

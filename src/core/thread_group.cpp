@@ -14,11 +14,13 @@ namespace {
 
 constexpr size_t kOsNameMax = 15;
 
-// Library threads created and not yet joined (the control thread is never joined).
+// Library threads created and not yet released (the control thread never is).
 std::atomic<size_t> g_unjoined{0};
 
-void join_counted(const platform::Thread& t) noexcept {
-  platform::join_thread(t);
+// release_ended: t's exit notice came (ThreadGroup): detached, the OS frees it once the C
+// library's teardown of it is over.
+void release_ended(const platform::Thread& t) noexcept {
+  platform::detach_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -167,6 +169,7 @@ void ThreadGroup::schedule_reap_locked() noexcept {
 
 void ThreadGroup::exited(const platform::Thread& self) noexcept {
   bool schedule = false;
+  bool waited_for = false;
   {
     std::lock_guard lock(mutex_);
     --running_;
@@ -177,15 +180,17 @@ void ThreadGroup::exited(const platform::Thread& self) noexcept {
       schedule_reap_locked();
       schedule = true;
     }
+    waited_for = end_waiters_ != 0;
   }
+  if (waited_for) cv_.notify_all();  // unlocked: the woken joiner takes mutex_ at once
   if (schedule) ControlThread::instance().post(reap_job_);
 }
 
-bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept {
+bool ThreadGroup::claim_exited_locked(platform::Thread* out) noexcept {
   const platform::Thread self = platform::current_thread();
   for (auto it = threads_.begin(); it != threads_.end(); ++it) {
-    // Never the calling thread: a job run on an exiting thread must not join itself.
-    if ((exited_only && !it->exited) || platform::same_thread(it->thread, self)) continue;
+    // Never the calling thread: a job run on an exiting thread must not release itself.
+    if (!it->exited || platform::same_thread(it->thread, self)) continue;
     *out = it->thread;
     threads_.erase(it);
     return true;
@@ -193,11 +198,19 @@ bool ThreadGroup::claim_locked(bool exited_only, platform::Thread* out) noexcept
   return false;
 }
 
+bool ThreadGroup::others_left_locked() const noexcept {
+  const platform::Thread self = platform::current_thread();
+  for (const Entry& e : threads_) {
+    if (!platform::same_thread(e.thread, self)) return true;
+  }
+  return false;
+}
+
 void ThreadGroup::reap() noexcept {
   std::unique_lock lock(mutex_);
-  for (platform::Thread t; claim_locked(/*exited_only=*/true, &t);) {
+  for (platform::Thread t; claim_exited_locked(&t);) {
     lock.unlock();
-    join_counted(t);  // it has finished its work
+    release_ended(t);
     lock.lock();
   }
   reap_scheduled_ = false;
@@ -206,19 +219,34 @@ void ThreadGroup::reap() noexcept {
 
 void ThreadGroup::join_all() {
   // A thread of the group that joins it (an object released from one of its own nested
-  // threads) cannot join itself: it is left to the control thread, which joins it once
-  // it has exited (orphaned_ makes its exit notice schedule that), and the rest is joined.
+  // threads) cannot wait for its own end: it is left to the control thread, which
+  // releases it once it has ended (orphaned_ makes its exit notice schedule that).
+  // Wait protocol (cv_ under mutex_):
+  //   joiner                                   | exiting thread (exited)
+  //   a reap runs (reap_scheduled_): wait      | the reap ends: notify_all
+  //   an entry has ended: claim it, release it |
+  //   none has, others left: end_waiters_ + 1, | marks its entry, reads end_waiters_ under
+  //     wait; - 1 once woken                   |   mutex_: nonzero -> notify_all
+  //   no other entry left: done                |
+  // The joiner's predicate and the exiting thread's mark and read are under mutex_, so
+  // either the joiner saw the mark or the exiting thread saw it waiting.
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !reap_scheduled_; });  // a reap owns the thread it claimed
     platform::Thread t;
-    if (!claim_locked(/*exited_only=*/false, &t)) {  // claim_locked never returns this thread
-      if (!threads_.empty()) orphaned_ = true;        // what is left is this thread: see above
-      return;  // every other thread spawned (also by those joined) is joined
+    if (claim_exited_locked(&t)) {
+      lock.unlock();
+      release_ended(t);
+      lock.lock();
+      continue;
     }
-    lock.unlock();
-    join_counted(t);  // waits for it to end: one wake-up, as std::thread
-    lock.lock();
+    if (!others_left_locked()) {
+      if (!threads_.empty()) orphaned_ = true;  // what is left is this thread: see above
+      return;  // every other thread spawned (also by those released) has ended
+    }
+    ++end_waiters_;
+    cv_.wait(lock);  // an exit notice, or a reap's end; the loop looks again
+    --end_waiters_;
   }
 }
 

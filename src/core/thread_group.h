@@ -1,12 +1,25 @@
 // ThreadGroup: the OS threads one owner (a runner's scope, an executor, an actor's
-// groups) created, and their joining. No thread is ever detached: each is joined exactly
-// once, by whoever claims its entry: the owner's blocking join_all() (which joins every
-// thread directly, as std::thread::join does) or the control thread.
+// groups) created, and their ends. A thread has ENDED once its exit notice came
+// (thread_exit.h): its body, every C++ thread_local destructor of the thread and the
+// library's cleanups have run; what is left is the C library's own teardown. Each thread
+// is released exactly once after it ended, by whoever claims its entry: the owner's
+// blocking join_all() or the control thread. Released means detached: the OS frees the
+// thread when its teardown is over, and nobody waits for that.
 //
-// A thread that exits while others of its group still run is joined soon after by the
+// Why not join: a scope's joiner is woken when its last thread's body ends (Scope), and a
+// join then waits a second time, for the kernel's exit (the C library's teardown, a stack
+// madvise, the exit system call), where std::thread::join waits once. Its exit notice
+// comes right after the wake-up (the library's cleanups), so the joiner finds it, or
+// waits a moment for it. Measured (2026-12-07, tether_bench_runner, start + join +
+// release of an empty target against a bare std::thread create + join, medians of 7,
+// three alternating pairs of runs): 1.08 / 1.15 / 1.08x joined, 0.92 / 0.87 / 0.90x so.
+// Rust's std::thread::scope does the same: it waits for its threads' closures, not their
+// OS exits.
+//
+// A thread that ends while others of its group still run is released soon after by the
 // control thread, so a long-lived scope that keeps spawning short threads keeps no
-// finished thread around. The last one is left for join_all(), unless the group was
-// orphaned (its owner released without waiting): then the control thread joins it too.
+// ended thread around. The last one is left for join_all(), unless the group was
+// orphaned (its owner released without waiting): then the control thread releases it too.
 //
 // Thread safety: every member may be called from any thread. mutex_ guards every field
 // below it. Lifetime: shared; each running thread and each queued control-thread job
@@ -32,8 +45,9 @@ struct ThreadOptions {
   int cpu = -1;           // -1: no affinity; else the only CPU the thread runs on
 };
 
-// unjoined_threads: library threads created and not yet joined (the control thread
-// aside), for tests that must see every thread joined before the process ends.
+// unjoined_threads: library threads created and not yet released (joined, or detached
+// once ended: ThreadGroup; the control thread aside), for tests that must see every
+// thread end before the process ends.
 [[nodiscard]] size_t unjoined_threads() noexcept;
 
 // forget_parent_threads: in a forked child, none of the parent's threads exist (fork_guard).
@@ -76,11 +90,11 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
   void spawn(const ThreadOptions& options, std::unique_ptr<ThreadBody> body);
 
   // join_all: blocks until every thread spawned so far (and any spawned meanwhile by
-  // them) has exited and been joined — but the calling thread, when it is one of the
-  // group's: the control thread joins that one once it has exited.
+  // them) has ended, and releases them — but the calling thread, when it is one of the
+  // group's: the control thread releases that one once it has ended.
   void join_all();
 
-  // orphan: nobody will call join_all; the control thread joins every thread left.
+  // orphan: nobody will call join_all; the control thread releases every thread left.
   void orphan();
 
   // running: threads spawned and not yet exited.
@@ -91,7 +105,7 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
  private:
   struct Entry {
     platform::Thread thread;
-    bool exited;  // its exit notice came: joining it cannot block
+    bool exited;  // its exit notice came: it has ended (see above)
   };
   // ReapJob: the group's one control-thread job, embedded so posting allocates nothing.
   class ReapJob : public ControlJob {
@@ -102,17 +116,20 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
    private:
     ThreadGroup* group_;
   };
-  void reap() noexcept;  // the job: joins the exited threads until there are none
+  void reap() noexcept;  // the job: releases the ended threads until there are none
   // schedule_reap_locked: marks the reap scheduled and keeps the group alive for it.
   void schedule_reap_locked() noexcept;
-  // claim_locked: removes one (exited, or any) entry other than the calling thread's into
-  // *out; false when there is none. The caller joins it. Holds mutex_.
-  bool claim_locked(bool exited_only, platform::Thread* out) noexcept;
+  // claim_exited_locked: removes one ended entry other than the calling thread's into
+  // *out; false when there is none. The caller releases it. Holds mutex_.
+  bool claim_exited_locked(platform::Thread* out) noexcept;
+  // others_left_locked: an entry other than the calling thread's is left. Holds mutex_.
+  bool others_left_locked() const noexcept;
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;     // signalled when a reap ends
-  std::vector<Entry> threads_;     // spawned, not yet claimed for joining
+  std::condition_variable cv_;     // signalled when a reap ends, and at an exit notice with end_waiters_
+  std::vector<Entry> threads_;     // spawned, not yet claimed for releasing
   size_t running_ = 0;             // spawned, exit notice not yet in
+  size_t end_waiters_ = 0;         // join_all callers waiting on cv_ for an exit notice
   bool reap_scheduled_ = false;    // a control-thread job is claiming and joining
   bool orphaned_ = false;
   ReapJob reap_job_{this};                       // queued while reap_scheduled_

@@ -62,8 +62,12 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
 [[nodiscard]] StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), void* arg,
                                        Thread* out, std::string* reason);
 
-// join_thread: waits for t to end and releases it. Once per thread started.
+// join_thread: waits for t to end and releases it. Once per thread started (or
+// detach_thread instead).
 void join_thread(const Thread& t) noexcept;
+// detach_thread: releases t without waiting: the OS frees it once it has ended (at once
+// when it has). Once per thread started, instead of join_thread.
+void detach_thread(const Thread& t) noexcept;
 
 // current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
 // (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH

@@ -152,6 +152,8 @@ void join_thread(const Thread& t) noexcept {
   CloseHandle(thread);
 }
 
+void detach_thread(const Thread& t) noexcept { CloseHandle(reinterpret_cast<HANDLE>(t.handle)); }
+
 // Windows has no per-thread slice request: its quantum is the system's.
 std::int64_t current_time_slice_ns() noexcept { return 0; }
 

@@ -214,6 +214,66 @@ TEST(Signals, LibraryThreadsBlockAsyncSignalsOnly) {
 }
 
 // ---------------------------------------------------------------------------------------
+// A thread's end: release returns once every thread of the scope has ended, its
+// thread-local and thread-specific destructors included (it does not wait for the C
+// library's teardown after them: thread_group.h).
+
+std::atomic<int> g_tls_ends{0};
+std::atomic<int> g_key_ends{0};
+void take_a_while();
+pthread_key_t g_end_key;
+
+struct TlsEnd {
+  bool armed = false;
+  ~TlsEnd() {
+    if (!armed) return;
+    take_a_while();
+    g_tls_ends.fetch_add(1);
+  }
+};
+thread_local TlsEnd t_tls_end;
+
+void arm_thread_ends() {
+  t_tls_end.armed = true;
+  (void)pthread_setspecific(g_end_key, &g_key_ends);  // a key made after the library's
+}
+
+// take_a_while: a destructor that works for 100 us before it counts, so a release that
+// returned before it ran reads the count short, whichever CPU each thread is on.
+void take_a_while() {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+TEST(ThreadEnds, ReleaseReturnsAfterEveryThreadLocalAndKeyDestructor) {
+  ASSERT_EQ(0, pthread_key_create(&g_end_key, [](void *p) {
+    take_a_while();
+    static_cast<std::atomic<int> *>(p)->fetch_add(1);
+  }));
+  const int rounds = static_cast<int>(scaled(100));
+  for (int i = 0; i < rounds; ++i) {
+    g_tls_ends = 0;
+    g_key_ends = 0;
+    Counter drops;
+    tether_runner h{};
+    ASSERT_EQ(TETHER_OK, start_runner(nullptr, [&](tether_task *t) {
+      arm_thread_ends();
+      return spawn(t, "ends-nested", [](tether_task *) {
+        arm_thread_ends();
+        return tether_status{TETHER_OK};
+      }, &drops);
+    }, &drops, &h));
+    ASSERT_EQ(TETHER_OK, tether_runner_join(h, kLongNs));  // the join wakes at the bodies' end, before their destructors
+    ASSERT_EQ(TETHER_OK, tether_runner_release(h));
+    ASSERT_EQ(2, g_tls_ends.load()) << "round " << i << ": a thread_local destructor ran after release returned";
+    ASSERT_EQ(2, g_key_ends.load()) << "round " << i << ": a pthread key destructor ran after release returned";
+    ASSERT_EQ(2, drops.get());
+  }
+  ASSERT_EQ(0, pthread_key_delete(g_end_key));
+}
+
+// ---------------------------------------------------------------------------------------
 // The status table.
 
 TEST(Status, NamesAndDescriptionsAreDistinctAndNonEmpty) {

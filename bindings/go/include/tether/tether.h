@@ -48,7 +48,11 @@
  * published) size is accepted and the missing fields take their defaults.
  *
  * Threads the library creates block asynchronous signals (synchronous ones such as SIGSEGV
- * stay deliverable) and are never detached: each is joined before its owner is freed.
+ * stay deliverable), and each has ENDED before its owner is freed: its function returned,
+ * then every C++ thread_local destructor and every thread-specific (pthread key)
+ * destructor of its first round ran, then the library's own cleanups. What is left of it
+ * is the C library's and the OS's teardown, which the library does not wait for (it
+ * detaches the thread then, as std::thread::detach: the OS frees it once it is over).
  * Process exit with live handles does not crash. After fork(): a child forked from a
  * process with no live tether object uses the library like any process. In a child forked
  * from a process with live objects, every handle of the parent's (and a parent task's
@@ -431,8 +435,8 @@ TETHER_API tether_status tether_runner_cancel(tether_runner r);
 
 /* tether_runner_release: cancels and ends the handle at once (waiters on it return
  * TETHER_E_INVALID_HANDLE, and see the stop requested), then waits until EVERY thread of
- * the scope has ended and been joined, and frees the runner (a result not taken goes to
- * its drop). From the inside it behaves as tether_runner_release_nowait.
+ * the scope has ended (see the top of this file), and frees the runner (a result not
+ * taken goes to its drop). From the inside it behaves as tether_runner_release_nowait.
  * Returns TETHER_E_INVALID_HANDLE for a bad handle. */
 TETHER_API tether_status tether_runner_release(tether_runner r);
 
@@ -880,10 +884,11 @@ TETHER_API tether_status tether_compiled_release_nowait(tether_compiled c);
  * the OS refused it (once). UINT32_MAX disarms it. Never fails. */
 TETHER_API void tether_debug_fail_thread_create(uint32_t successes);
 
-/* tether_debug_unjoined_threads: how many threads the library created and has not yet
- * joined (its own control thread aside). After a _nowait release the control thread
- * joins the object's threads a little later: a test that must end with every thread
- * joined (ThreadSanitizer's leak check, a binding's TestMain) waits for this to reach 0.
+/* tether_debug_unjoined_threads: how many threads the library created whose end it has
+ * not yet seen and released (its own control thread aside). After a _nowait release the
+ * control thread releases the object's threads a little later: a test that must end with
+ * every thread ended (ThreadSanitizer's leak check, a binding's TestMain) waits for this
+ * to reach 0.
  * Never fails. */
 TETHER_API size_t tether_debug_unjoined_threads(void);
 
