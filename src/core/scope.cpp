@@ -144,9 +144,11 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
   NoticeList::Due notices;
   NoticeList::Due quiet;
   bool now_quiet = false;
+  bool waits_end = false;  // a change a waiter's predicate reads (wait, wait_quiet)
   {
     std::lock_guard lock(mutex_);
-    if (keep != nullptr && live_ > 1 && !terminal_locked() && ledger_ != nullptr) {
+    const bool was_terminal = terminal_locked();
+    if (keep != nullptr && live_ > 1 && !was_terminal && ledger_ != nullptr) {
       keep_owner_locked(keep(owner), error != nullptr);  // nested threads end the call later
     }
     if (error) notices = record_locked(std::move(error));  // recorded before live_ drops
@@ -157,8 +159,13 @@ bool Scope::finish(ErrorPtr error, std::shared_ptr<void> (*keep)(void*), void* o
     }
     quiet = leave_locked();
     now_quiet = live_ == 0;
+    waits_end = now_quiet || terminal_locked() != was_terminal;
   }
-  notify_waiters();  // after unlocking, so woken waiters do not block on mutex_ at once
+  // After unlocking, so woken waiters do not block on mutex_ at once. Only when the state
+  // turned terminal or the last thread left: a thread ending while others still run
+  // changes nothing a waiter waits for, and would wake a blocked join for nothing (a
+  // target that starts its nested threads and returns, each nested thread that ends).
+  if (waits_end) notify_waiters();
   NoticeList::run(std::move(notices));
   NoticeList::run(std::move(quiet));  // after on_done's: the end of all of the call's work
   return now_quiet;

@@ -265,7 +265,7 @@ class Scope final : public Future, public std::enable_shared_from_this<Scope> {
   // waiter_spins_: set by a waiter before it spins (answer_spin.h), read by the thread
   // that ends the scope: only then does that thread write settled_'s line.
   mutable std::atomic<bool> waiter_spins_{false};
-  EventCount wakeups_;             // notified on terminal, live_ changes, end_handle (after mutex_)
+  EventCount wakeups_;             // notified on terminal, live_ reaching 0, end_handle (after mutex_)
   UserArg pending_arg_;            // guarded by mutex_: a call's arg until it starts
   // result_: no lock. Written only by the target while it runs (set_result), read only
   // once SUCCEEDED (take_result, whose acquire of state_ orders it after every write);
