@@ -29,7 +29,9 @@
 //
 // --load N runs N busy-looping processes (unpinned, normal priority) for the whole run:
 // the loaded machine of the targets ("unpinned under load"), made on purpose
-// instead of waited for. They die with the run (PR_SET_PDEATHSIG, then SIGKILL).
+// instead of waited for. They die with the run (PR_SET_PDEATHSIG, then SIGKILL). Only
+// target 1 speaks of load: the loaded run's table judges target 1's rows and shows the
+// others for reference.
 //
 // --dat writes tether's round-trip ratios (rows: peers; columns: placements) for
 // bench/compare/chart.gp. scripts/bench.sh runs it all and draws the chart.
@@ -319,9 +321,13 @@ std::string targets(const Results& r, const Pairings& pairs, const GraphStepRepo
     t.vs(r, "1. round trip vs raw futex" + what, kRoundTrip, p, floor(kRoundTrip, p), 1.1, judged);
     t.vs(r, "1. round trip vs best peer" + what, kRoundTrip, p, best_peer(r, kRoundTrip, p), 1.0, judged);
   }
+  // Under --load only target 1 speaks of load: the other rows are shown for reference.
+  const bool quiet = !loaded;
   t.vs(r, "2. round trip vs spin floor", kRoundTrip, Placement::kDifferentCpus,
-       floor(kRoundTrip, Placement::kDifferentCpus), 3.0);
-  for (Placement p : kPlacements) t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, floor(kAfterIdle, p), 1.1);
+       floor(kRoundTrip, Placement::kDifferentCpus), 3.0, quiet);
+  for (Placement p : kPlacements) {
+    t.vs(r, "3. after 1 ms idle vs raw futex", kAfterIdle, p, floor(kAfterIdle, p), 1.1, quiet);
+  }
   // The same round trips through a future handle (call, wait, take, release): for reference.
   t.tether = kTetherFuturePeer;
   t.vs(r, "1. (for reference: call + future) round trip vs raw futex", kRoundTrip, Placement::kSameCpu,
@@ -331,21 +337,25 @@ std::string targets(const Results& r, const Pairings& pairs, const GraphStepRepo
   t.vs(r, "3. (for reference: call + future) after 1 ms idle vs raw futex", kAfterIdle, Placement::kSameCpu,
        floor(kAfterIdle, Placement::kSameCpu), 1.1, false);
   t.tether = kTether;
-  for (Placement p : kPlacements) t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, floor(kFire, p), 2.5);
-  for (Placement p : kPlacements) t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5);
+  for (Placement p : kPlacements) t.vs(r, "4. fire and forget vs Vyukov MPSC", kFire, p, floor(kFire, p), 2.5, quiet);
   for (Placement p : kPlacements) {
+    t.vs(r, "5. 1,024 in flight vs best peer", kBurst, p, best_peer(r, kBurst, p), 0.5, quiet);
+  }
+  for (Placement p : kPlacements) {  // a peer with no future per call: not target 5's best peer
     t.vs(r, "5. (for reference: answers in order, no future per call)", kBurst, p,
-         find(r, "moodycamel BlockingConcurrentQueue", kBurst, p), 0.5);
+         find(r, "moodycamel BlockingConcurrentQueue", kBurst, p), 0.5, false);
   }
   if (g != nullptr && g->spsc_round_trip_ns > 0) {
     t.row("6. graph step, actors apart, vs SPSC ring round trip", g->step_to_spsc, 2.0,
           "median of paired ratios; medians step " + duration(g->step_apart_ns) + " / SPSC round trip " +
-              duration(g->spsc_round_trip_ns) + " = " + num("%.2f", g->step_apart_ns / g->spsc_round_trip_ns));
+              duration(g->spsc_round_trip_ns) + " = " + num("%.2f", g->step_apart_ns / g->spsc_round_trip_ns),
+          quiet);
   }
   if (g != nullptr) {
     t.row("6. graph A -> B vs two chained calls, one CPU", g->pair_to_chained, 1.0,
           "median of paired ratios; medians execution " + duration(g->pair_same_ns) + " / chained " +
-              duration(g->chained_same_ns) + " = " + num("%.2f", g->pair_same_ns / g->chained_same_ns));
+              duration(g->chained_same_ns) + " = " + num("%.2f", g->pair_same_ns / g->chained_same_ns),
+          quiet);
   }
   if (s != nullptr) {
     t.row("7. RSS per actor, made (bytes / 512)", s->tether_rss_made / 512, 1.0, num("%.0f B", s->tether_rss_made));
