@@ -59,21 +59,6 @@ bool settle_threads() {
   return true;
 }
 
-// os_threads_back_to: the OS thread count once it is at most `base` (bounded: 10 s),
-// else the last count read. The library's threads have ended once settle_threads()
-// returned (their work and destructors done), but the kernel lists a thread until its
-// teardown is over (the library does not wait for that: thread_group.h).
-long status_field(const char* field);
-long os_threads_back_to(long base) {
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  long n = status_field("Threads");
-  while (n > base && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = status_field("Threads");
-  }
-  return n;
-}
-
 // Process figures for the soak: resident set (kB) and OS thread count.
 long status_field(const char* field) {
   std::ifstream in("/proc/self/status");
@@ -83,6 +68,20 @@ long status_field(const char* field) {
     if (line.rfind(key, 0) == 0) return std::strtol(line.c_str() + key.size(), nullptr, 10);
   }
   return -1;
+}
+
+// os_threads_back_to: the OS thread count once it is at most `base` (bounded: 10 s),
+// else the last count read. The library's threads have ended once settle_threads()
+// returned (their work and destructors done), but the kernel lists a thread until its
+// teardown is over (the library does not wait for that: thread_group.h).
+long os_threads_back_to(long base) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  long n = status_field("Threads");
+  while (n > base && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = status_field("Threads");
+  }
+  return n;
 }
 
 std::atomic<long> g_drops{0};
