@@ -405,11 +405,16 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
                                        Thread* out, std::string* reason);
 
 // join_thread: waits for t to end and releases it. Once per thread started (or
-// detach_thread instead).
+// release_ended_thread instead).
 void join_thread(const Thread& t) noexcept;
-// detach_thread: releases t without waiting: the OS frees it once it has ended (at once
-// when it has). Once per thread started, instead of join_thread.
-void detach_thread(const Thread& t) noexcept;
+// release_ended_thread: releases t once its exit notice came (notify_at_thread_exit), so
+// that every destructor of the thread's has run when it returns. POSIX: detaches it
+// without waiting (the notice goes out after every thread-specific destructor of the
+// first round: thread_exit.cpp; what is left is the C library's teardown). Windows: waits
+// for its exit first (the notice comes at tether.dll's thread detach, and other modules'
+// thread-detach callbacks, winpthreads' key destructors among them, may come after it).
+// Once per thread started, instead of join_thread.
+void release_ended_thread(const Thread& t) noexcept;
 
 // current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
 // (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH
@@ -819,8 +824,9 @@ class CallLedger {
 // (thread_exit.h): its body, every C++ thread_local destructor of the thread and the
 // library's cleanups have run; what is left is the C library's own teardown. Each thread
 // is released exactly once after it ended, by whoever claims its entry: the owner's
-// blocking join_all() or the control thread. Released means detached: the OS frees the
-// thread when its teardown is over, and nobody waits for that.
+// blocking join_all() or the control thread. Released means detached on POSIX: the OS
+// frees the thread when its teardown is over, and nobody waits for that (on Windows it is
+// joined after its notice: platform::release_ended_thread says why).
 //
 // Why not join: a scope's joiner is woken when its last thread's body ends (Scope), and a
 // join then waits a second time, for the kernel's exit (the C library's teardown, a stack
@@ -9899,10 +9905,10 @@ constexpr size_t kOsNameMax = 15;
 // Library threads created and not yet released (the control thread never is).
 std::atomic<size_t> g_unjoined{0};
 
-// release_ended: t's exit notice came (ThreadGroup): detached, the OS frees it once the C
-// library's teardown of it is over.
+// release_ended: t's exit notice came (ThreadGroup): released as the platform does it
+// (POSIX: detached, the OS frees it once the C library's teardown of it is over).
 void release_ended(const platform::Thread& t) noexcept {
-  platform::detach_thread(t);
+  platform::release_ended_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -12355,7 +12361,7 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
 
-void detach_thread(const Thread& t) noexcept { pthread_detach(from_handle(t.handle)); }
+void release_ended_thread(const Thread& t) noexcept { pthread_detach(from_handle(t.handle)); }
 
 #if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
 namespace {

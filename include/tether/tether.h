@@ -74,8 +74,10 @@
  *  - There are no signals to block and no fork(): TETHER_E_FORKED never occurs.
  *  - A thread's exit notice (when its owner learns it ended) and the library's per-thread
  *    cleanups run when the thread detaches from tether.dll (its TLS callback), not
- *    necessarily after the thread_locals of other modules are destroyed. The thread that
- *    ends the process runs neither (as on POSIX): its state goes with the process.
+ *    necessarily after the thread_locals of other modules are destroyed; so a release
+ *    also waits for the thread's exit there (the OS's, as a join), not for the notice
+ *    alone. The thread that ends the process runs neither (as on POSIX): its state goes
+ *    with the process.
  *  - At process exit Windows ends every thread before the library's static destructors
  *    run, so the library's threads are not joined then (nothing is left to join). Do not
  *    unload tether.dll (FreeLibrary) while any of its objects or threads is alive.

@@ -17,10 +17,10 @@ constexpr size_t kOsNameMax = 15;
 // Library threads created and not yet released (the control thread never is).
 std::atomic<size_t> g_unjoined{0};
 
-// release_ended: t's exit notice came (ThreadGroup): detached, the OS frees it once the C
-// library's teardown of it is over.
+// release_ended: t's exit notice came (ThreadGroup): released as the platform does it
+// (POSIX: detached, the OS frees it once the C library's teardown of it is over).
 void release_ended(const platform::Thread& t) noexcept {
-  platform::detach_thread(t);
+  platform::release_ended_thread(t);
   g_unjoined.fetch_sub(1, std::memory_order_acq_rel);
 }
 

@@ -3,8 +3,9 @@
 // (thread_exit.h): its body, every C++ thread_local destructor of the thread and the
 // library's cleanups have run; what is left is the C library's own teardown. Each thread
 // is released exactly once after it ended, by whoever claims its entry: the owner's
-// blocking join_all() or the control thread. Released means detached: the OS frees the
-// thread when its teardown is over, and nobody waits for that.
+// blocking join_all() or the control thread. Released means detached on POSIX: the OS
+// frees the thread when its teardown is over, and nobody waits for that (on Windows it is
+// joined after its notice: platform::release_ended_thread says why).
 //
 // Why not join: a scope's joiner is woken when its last thread's body ends (Scope), and a
 // join then waits a second time, for the kernel's exit (the C library's teardown, a stack

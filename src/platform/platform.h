@@ -63,11 +63,16 @@ enum class StartResult { kStarted, kNoMemory, kStackSizeUnusable, kCannotPin, kR
                                        Thread* out, std::string* reason);
 
 // join_thread: waits for t to end and releases it. Once per thread started (or
-// detach_thread instead).
+// release_ended_thread instead).
 void join_thread(const Thread& t) noexcept;
-// detach_thread: releases t without waiting: the OS frees it once it has ended (at once
-// when it has). Once per thread started, instead of join_thread.
-void detach_thread(const Thread& t) noexcept;
+// release_ended_thread: releases t once its exit notice came (notify_at_thread_exit), so
+// that every destructor of the thread's has run when it returns. POSIX: detaches it
+// without waiting (the notice goes out after every thread-specific destructor of the
+// first round: thread_exit.cpp; what is left is the C library's teardown). Windows: waits
+// for its exit first (the notice comes at tether.dll's thread detach, and other modules'
+// thread-detach callbacks, winpthreads' key destructors among them, may come after it).
+// Once per thread started, instead of join_thread.
+void release_ended_thread(const Thread& t) noexcept;
 
 // current_time_slice_ns: the calling thread's time slice as the OS scheduler reports it
 // (Linux 6.12 and later: sched_getattr's sched_runtime for a SCHED_OTHER or SCHED_BATCH

@@ -248,7 +248,7 @@ StartResult start_thread(std::size_t stack_size, int cpu, void (*entry)(void*), 
 
 void join_thread(const Thread& t) noexcept { pthread_join(from_handle(t.handle), nullptr); }
 
-void detach_thread(const Thread& t) noexcept { pthread_detach(from_handle(t.handle)); }
+void release_ended_thread(const Thread& t) noexcept { pthread_detach(from_handle(t.handle)); }
 
 #if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
 namespace {

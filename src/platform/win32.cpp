@@ -152,7 +152,7 @@ void join_thread(const Thread& t) noexcept {
   CloseHandle(thread);
 }
 
-void detach_thread(const Thread& t) noexcept { CloseHandle(reinterpret_cast<HANDLE>(t.handle)); }
+void release_ended_thread(const Thread& t) noexcept { join_thread(t); }
 
 // Windows has no per-thread slice request: its quantum is the system's.
 std::int64_t current_time_slice_ns() noexcept { return 0; }
