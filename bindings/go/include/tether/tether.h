@@ -51,8 +51,9 @@
  * stay deliverable), and each has ENDED before its owner is freed: its function returned,
  * then every C++ thread_local destructor and every thread-specific (pthread key)
  * destructor of its first round ran, then the library's own cleanups. What is left of it
- * is the C library's and the OS's teardown, which the library does not wait for (it
- * detaches the thread then, as std::thread::detach: the OS frees it once it is over).
+ * is the C library's and the OS's teardown, which the library does not wait for on POSIX
+ * (it detaches the thread then, as std::thread::detach: the OS frees it once it is over;
+ * Windows: see below).
  * Process exit with live handles does not crash. After fork(): a child forked from a
  * process with no live tether object uses the library like any process. In a child forked
  * from a process with live objects, every handle of the parent's (and a parent task's
