@@ -25,6 +25,7 @@
 //     over: one idle actor, then 1,000.
 #include "scale.h"
 
+#include <sys/mman.h>
 #include <tether/tether.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +109,26 @@ void call_each(const std::vector<tether_actor>& actors, size_t window = SIZE_MAX
           TETHER_OK, "tether_actor_call");
   }
   while (answered < fs.size()) answer(answered++);
+}
+
+// back_guest_memory: touches kBackedBytes of fresh memory and gives it back, at the start
+// of a 100,000-actor sample. This VM's balloon device reports free 2 MiB blocks to the host
+// (free page reporting, order 9) within 1-2 s of their freeing, and the host drops them:
+// the next touch of each page faults in the host, unseen by the guest. Measured 2026-12-07:
+// 64 MiB of huge pages touched 2-5 s after the last free took 77-145 ms, right after a free
+// 5-6 ms; a sample started 3 s after the one before created an actor in 845-1,103 ns, back
+// to back in 259-273 ns. The kernel hands out the blocks freed last first (reported ones
+// go to the tail of its free lists), so after this the sample's own memory is memory the
+// host backs already, for CAF's samples as for tether's: the times are the library's.
+constexpr size_t kBackedBytes = size_t{256} << 20;  // > the largest sample's growth (CAF's, ~142 MB)
+
+void back_guest_memory() {
+  void* p = ::mmap(nullptr, kBackedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;  // then the sample runs on whatever memory it gets
+  (void)::madvise(p, kBackedBytes, MADV_HUGEPAGE);
+  auto* bytes = static_cast<volatile char*>(p);
+  for (size_t i = 0; i < kBackedBytes; i += 4096) bytes[i] = 1;
+  ::munmap(p, kBackedBytes);
 }
 
 // vm_floor_ns: the spinning ping-pong's round trip between the first two CPUs over 5 ms:
@@ -346,13 +367,9 @@ ScaleReport scale_report(int reps) {
         fmt("%.0f", kFastFloorNs) + " ns before and after it), then that of the others.\n\n";
   md += "| | RSS per actor, made | after one call to each | after 100,000 in flight | create, per actor | one call "
         "to each, per call | 100,000 in flight, per call |\n|---|---|---|---|---|---|---|\n";
-  // One sample unmeasured first: the first 100,000-actor process after a pause runs slow
-  // (measured 2026-12-06: create 917-1,650 ns an actor in the first process, three times,
-  // 240-360 ns in the next five; no compaction stall and 33 huge-page faults a process
-  // either way: most likely guest memory the host backs afresh, as this VM has a balloon
-  // device). Tether's samples, then CAF's: taken in turn, each process ran on memory the
-  // other kind had just given back, and tether's create took 0.54-0.91 us.
-  (void)in_fresh_process("tether");
+  // No sample is thrown away first any more: the slow first process after a pause (create
+  // 917-1,650 ns an actor, measured 2026-12-06) was the host re-backing the guest's memory,
+  // which back_guest_memory now does before each sample (after a 15 s pause: 236 ns).
   const auto t = repeat(reps, [] { return in_fresh_process("tether"); });
   md += many_row("tether actors on 2 shared executors", t);
   out.tether_rss_made = most(t, &ManyResult::rss_made);
@@ -385,6 +402,7 @@ ScaleReport scale_report(int reps) {
 }
 
 int many_child(const std::string& who) {
+  back_guest_memory();
   ManyResult r;
   if (who == "tether") {
     r = tether_many();
