@@ -537,7 +537,12 @@ int run(int argc, char** argv) {
   ScaleReport scale;
   if (o.scale) {
     std::fprintf(stderr, "compare: scale rows\n");
-    scale = scale_report(std::max(5, o.reps / 2));
+    // As many samples as every other row (9 by default; half of them until 2026-12-07): about
+    // one 100,000-actor process in four runs 2-3x slower throughout, tether's and CAF's
+    // alike, with the spinning floor, a compute loop and a memory chase unchanged around it
+    // (bench/README.md, "What the first session of 2026-12-07 measured"), and a median of 5
+    // then lands on such a sample one run in ten.
+    scale = scale_report(std::max(5, o.reps));
     md += "## Scale\n\n" + scale.markdown + "\n";
   }
   md += targets(results, pairs, graphs ? &graph : nullptr, o.scale ? &scale : nullptr, o.load > 0);
