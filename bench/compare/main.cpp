@@ -540,7 +540,7 @@ int run(int argc, char** argv) {
     // As many samples as every other row (9 by default; half of them until 2026-12-07): about
     // one 100,000-actor process in four runs 2-3x slower throughout, tether's and CAF's
     // alike, with the spinning floor, a compute loop and a memory chase unchanged around it
-    // (bench/README.md, "What the first session of 2026-12-07 measured"), and a median of 5
+    // (bench/README.md, "What the third session of 2026-12-07 measured"), and a median of 5
     // then lands on such a sample one run in ten.
     scale = scale_report(std::max(5, o.reps));
     md += "## Scale\n\n" + scale.markdown + "\n";

@@ -117,8 +117,8 @@ void call_each(const std::vector<tether_actor>& actors, size_t window = SIZE_MAX
 // the next touch of each page faults in the host, unseen by the guest. Measured 2026-12-07:
 // 64 MiB of huge pages touched 2-5 s after the last free took 77-145 ms, right after a free
 // 5-6 ms; a sample started 3 s after the one before created an actor in 845-1,103 ns, back
-// to back in 259-273 ns. The kernel hands out the blocks freed last first (reported ones
-// go to the tail of its free lists), so after this the sample's own memory is memory the
+// to back in 259-273 ns. The kernel hands out the blocks freed last first (the same 64 MiB
+// touched right after a free: 5-6 ms), so after this the sample's own memory is memory the
 // host backs already, for CAF's samples as for tether's: the times are the library's.
 constexpr size_t kBackedBytes = size_t{256} << 20;  // > the largest sample's growth (CAF's, ~142 MB)
 
