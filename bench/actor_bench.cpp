@@ -17,6 +17,8 @@
 //                              timed until the last one has run: throughput.
 //   BM_*_FuturePerCall         kFutureBatch calls, each with a future (promise), then wait
 //                              for every one and release it: throughput.
+//   BM_Tether_ManyActorsTwoExecutors/P  kManyActors actors on two executors made, called
+//                              once each and released; P: where the executor threads are.
 //
 // The goals of issue 3: round trip at most 1.0x the hand-written baseline and at most 1.5x
 // Asio; fire-and-forget throughput at least 3x the hand-written baseline.
@@ -37,6 +39,7 @@ using tether_bench::AsioExecutor;
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -95,6 +98,7 @@ class PinnedCpus {
 
   bool ok(bool pin) const { return !pin || usable_; }
   int worker_cpu() const { return usable_ ? worker_cpu_ : -1; }  // -1: no affinity
+  int caller_cpu() const { return usable_ ? caller_cpu_ : -1; }  // where PinCaller puts this thread
   void PinCaller() {
     if (!usable_) return;
     cpu_set_t one;
@@ -422,6 +426,86 @@ void BM_Baseline_FuturePerCall(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kFutureBatch);
 }
 BENCHMARK(BM_Baseline_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
+
+// ---------------------------------------------------------------------------------------
+// ManyActorsTwoExecutors/P: kManyActors actors on two executors (alternately) made, then
+// one call with a future to each, kManyWindow in flight, then released (not timed);
+// create_ns and call_ns are per actor. P = 0: both executor threads on the second CPU and
+// the caller alone on the first (the placement bench/compare's scale rows mostly get);
+// P = 1: one executor thread beside the caller. The second read 2.5-3x slower when found:
+// the caller wakes the executor thread beside it for one constructor or call at a time
+// (bench/README.md, "What the third session of 2026-12-07 measured and changed"). A
+// yardstick for that placement, not one of the issue's targets.
+
+constexpr int kManyActors = 10'000;
+constexpr size_t kManyWindow = 1'024;
+
+tether_status NoState(tether_task *, void *, void **state_out) {
+  *state_out = nullptr;
+  return TETHER_OK;
+}
+tether_status AddOne(tether_task *t, void *, void *arg) {
+  return tether_task_set_result(t, reinterpret_cast<void *>(reinterpret_cast<intptr_t>(arg) + 1), nullptr);
+}
+
+// CallEach: one call with a future to each actor, at most kManyWindow in flight; the
+// oldest is waited for (and its answer checked) before a call beyond the window.
+void CallEach(const std::vector<tether_actor> &actors, std::vector<tether_future> &futures) {
+  auto answer = [&](size_t i) {
+    Check(tether_future_wait(futures[i], kWaitForever), TETHER_OK, "tether_future_wait");
+    void *r = nullptr;
+    Check(tether_future_take_result(futures[i], &r), TETHER_OK, "tether_future_take_result");
+    if (reinterpret_cast<intptr_t>(r) != static_cast<intptr_t>(i) + 1) std::abort();
+    Check(tether_future_release(futures[i]), TETHER_OK, "tether_future_release");
+  };
+  size_t answered = 0;
+  for (size_t i = 0; i < actors.size(); ++i) {
+    if (i - answered == kManyWindow) answer(answered++);
+    Check(tether_actor_call(actors[i], nullptr, AddOne, reinterpret_cast<void *>(static_cast<intptr_t>(i)), nullptr,
+                            &futures[i]),
+          TETHER_OK, "tether_actor_call");
+  }
+  while (answered < actors.size()) answer(answered++);
+}
+
+void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
+  const bool beside_caller = state.range(0) != 0;
+  PinnedCpus cpus(true);
+  if (!cpus.ok(true)) return state.SkipWithError("fewer than 2 usable CPUs");
+  const tether_executor e[2] = {NewExecutor("many-0", beside_caller ? cpus.caller_cpu() : cpus.worker_cpu(), -1),
+                                NewExecutor("many-1", cpus.worker_cpu(), -1)};
+  cpus.PinCaller();
+  std::vector<tether_actor> actors(kManyActors);
+  std::vector<tether_future> futures(kManyActors);
+  using Clock = std::chrono::steady_clock;
+  Clock::duration create{}, call{};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < actors.size(); ++i) {
+      tether_actor_options o;
+      tether_actor_options_init(&o);
+      o.executor = e[i % 2];
+      Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &actors[i]), TETHER_OK, "tether_actor_create");
+    }
+    const auto t1 = Clock::now();
+    CallEach(actors, futures);
+    const auto t2 = Clock::now();
+    create += t1 - t0;
+    call += t2 - t1;
+    state.PauseTiming();
+    for (tether_actor a : actors) Check(tether_actor_release(a), TETHER_OK, "tether_actor_release");
+    state.ResumeTiming();
+  }
+  auto per_actor = [](Clock::duration d) {
+    return benchmark::Counter(static_cast<double>(std::chrono::nanoseconds(d).count()) / kManyActors,
+                              benchmark::Counter::kAvgIterations);
+  };
+  state.counters["create_ns"] = per_actor(create);
+  state.counters["call_ns"] = per_actor(call);
+  state.SetItemsProcessed(state.iterations() * kManyActors);
+  for (tether_executor x : e) Check(tether_executor_release(x), TETHER_OK, "tether_executor_release");
+}
+BENCHMARK(BM_Tether_ManyActorsTwoExecutors)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
 
 #ifdef TETHER_BENCH_HAVE_ASIO
 void BM_Asio_FuturePerCall(benchmark::State &state) {
