@@ -27,6 +27,7 @@
 #include <tether/tether.h>
 
 #include "baseline_executor.h"
+#include "call_each.h"
 #include "check.h"
 
 #include <benchmark/benchmark.h>
@@ -55,7 +56,9 @@ using tether_bench::AsioExecutor;
 namespace {
 
 using tether_bench::BaselineExecutor;
+using tether_bench::CallEach;
 using tether_bench::Check;
+using tether_bench::NoState;
 using tether_bench::PinThread;
 
 constexpr int64_t kFireAndForgetCalls = 1'000'000;  // per iteration, split between producers
@@ -440,34 +443,6 @@ BENCHMARK(BM_Baseline_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
 constexpr int kManyActors = 10'000;
 constexpr size_t kManyWindow = 1'024;
 
-tether_status NoState(tether_task *, void *, void **state_out) {
-  *state_out = nullptr;
-  return TETHER_OK;
-}
-tether_status AddOne(tether_task *t, void *, void *arg) {
-  return tether_task_set_result(t, reinterpret_cast<void *>(reinterpret_cast<intptr_t>(arg) + 1), nullptr);
-}
-
-// CallEach: one call with a future to each actor, at most kManyWindow in flight; the
-// oldest is waited for (and its answer checked) before a call beyond the window.
-void CallEach(const std::vector<tether_actor> &actors, std::vector<tether_future> &futures) {
-  auto answer = [&](size_t i) {
-    Check(tether_future_wait(futures[i], kWaitForever), TETHER_OK, "tether_future_wait");
-    void *r = nullptr;
-    Check(tether_future_take_result(futures[i], &r), TETHER_OK, "tether_future_take_result");
-    if (reinterpret_cast<intptr_t>(r) != static_cast<intptr_t>(i) + 1) std::abort();
-    Check(tether_future_release(futures[i]), TETHER_OK, "tether_future_release");
-  };
-  size_t answered = 0;
-  for (size_t i = 0; i < actors.size(); ++i) {
-    if (i - answered == kManyWindow) answer(answered++);
-    Check(tether_actor_call(actors[i], nullptr, AddOne, reinterpret_cast<void *>(static_cast<intptr_t>(i)), nullptr,
-                            &futures[i]),
-          TETHER_OK, "tether_actor_call");
-  }
-  while (answered < actors.size()) answer(answered++);
-}
-
 void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
   const bool beside_caller = state.range(0) != 0;
   PinnedCpus cpus(true);
@@ -476,7 +451,6 @@ void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
                                 NewExecutor("many-1", cpus.worker_cpu(), -1)};
   cpus.PinCaller();
   std::vector<tether_actor> actors(kManyActors);
-  std::vector<tether_future> futures(kManyActors);
   using Clock = std::chrono::steady_clock;
   Clock::duration create{}, call{};
   for (auto _ : state) {
@@ -488,7 +462,7 @@ void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
       Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &actors[i]), TETHER_OK, "tether_actor_create");
     }
     const auto t1 = Clock::now();
-    CallEach(actors, futures);
+    CallEach(actors, kManyWindow);
     const auto t2 = Clock::now();
     create += t1 - t0;
     call += t2 - t1;

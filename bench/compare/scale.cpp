@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "../call_each.h"
 #include "../check.h"
 #include "measure.h"
 #include "placement.h"
@@ -46,7 +47,10 @@
 namespace compare {
 namespace {
 
+using tether_bench::AddOne;
+using tether_bench::CallEach;
 using tether_bench::Check;
+using tether_bench::NoState;
 
 constexpr int kManyActors = 100'000;
 constexpr size_t kCallWindow = 1'024;  // calls in flight at a time in the judged pass (the table says so)
@@ -72,13 +76,6 @@ void sleep_ms(int ms) {
   }
 }
 
-tether_status NoState(tether_task*, void*, void** state) {
-  *state = nullptr;
-  return TETHER_OK;
-}
-tether_status AddOne(tether_task* t, void*, void* arg) {
-  return tether_task_set_result(t, reinterpret_cast<void*>(reinterpret_cast<intptr_t>(arg) + 1), nullptr);
-}
 tether_status Nothing(tether_task*, void*, void*) { return TETHER_OK; }
 
 tether_actor make_actor(tether_executor on) {
@@ -88,27 +85,6 @@ tether_actor make_actor(tether_executor on) {
   tether_actor a;
   Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
   return a;
-}
-
-// call_each: one call with a future to every actor, at most `window` in flight: the
-// oldest is waited for (and its answer checked) before a call beyond the window is made.
-void call_each(const std::vector<tether_actor>& actors, size_t window = SIZE_MAX) {
-  std::vector<tether_future> fs(actors.size());
-  auto answer = [&](size_t i) {
-    Check(tether_future_wait(fs[i], -1), TETHER_OK, "tether_future_wait");
-    void* r = nullptr;
-    Check(tether_future_take_result(fs[i], &r), TETHER_OK, "tether_future_take_result");
-    if (reinterpret_cast<intptr_t>(r) != static_cast<intptr_t>(i) + 1) std::abort();
-    Check(tether_future_release(fs[i]), TETHER_OK, "tether_future_release");
-  };
-  size_t answered = 0;
-  for (size_t i = 0; i < actors.size(); ++i) {
-    if (i - answered == window) answer(answered++);
-    Check(tether_actor_call(actors[i], nullptr, AddOne, reinterpret_cast<void*>(static_cast<intptr_t>(i)), nullptr,
-                            &fs[i]),
-          TETHER_OK, "tether_actor_call");
-  }
-  while (answered < fs.size()) answer(answered++);
 }
 
 // back_guest_memory: touches kBackedBytes of fresh memory and gives it back, at the start
@@ -186,9 +162,9 @@ ManyResult tether_many() {
   ManySample s;
   for (int i = 0; i < kManyActors; ++i) actors[static_cast<size_t>(i)] = make_actor(e[i % 2]);
   s.made();
-  call_each(actors, kCallWindow);
+  CallEach(actors, kCallWindow);
   s.called();
-  call_each(actors);
+  CallEach(actors);
   s.called_all_in_flight();
   for (tether_actor a : actors) Check(tether_actor_release(a), TETHER_OK, "tether_actor_release");
   for (auto& x : e) Check(tether_executor_release(x), TETHER_OK, "tether_executor_release");
@@ -239,7 +215,7 @@ struct ParkResult {
 ParkResult parking(bool with_rings) {
   std::vector<tether_actor> actors;
   for (int i = 0; i < kParkingActors; ++i) actors.push_back(make_actor(tether_executor{0}));
-  call_each(actors);  // every constructor has run
+  CallEach(actors);  // every constructor has run
   if (with_rings) {
     for (tether_actor a : actors) {
       Check(tether_actor_call(a, nullptr, Nothing, nullptr, nullptr, nullptr), TETHER_OK, "tether_actor_call");
@@ -269,7 +245,7 @@ ParkResult parking(bool with_rings) {
 
 double one_idle_actor_cpu() {
   tether_actor a = make_actor(tether_executor{0});
-  call_each({a});
+  CallEach({a});
   sleep_ms(50);
   const int64_t cpu0 = process_cpu_ns(), wall0 = now_ns();
   sleep_ms(200);
