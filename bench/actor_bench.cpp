@@ -436,19 +436,40 @@ BENCHMARK(BM_Baseline_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
 // create_ns and call_ns are per actor. P = 0: both executor threads on the second CPU and
 // the caller alone on the first (the placement bench/compare's scale rows mostly get);
 // P = 1: one executor thread beside the caller. The second read 2.5-3x slower when found:
-// the caller wakes the executor thread beside it for one constructor or call at a time
-// (bench/README.md, "What the third session of 2026-12-07 measured and changed"). A
-// yardstick for that placement, not one of the issue's targets.
+// the caller wakes the executor thread beside it for one constructor or call at a time,
+// and the woken thread preempts it (bench/README.md, "What the third session of
+// 2026-12-07 measured and changed"). P = 2: as 1, with both executor threads switched to
+// SCHED_BATCH by a task of their own (Linux), whose wake-ups never preempt: the remedy a
+// user can apply today (bench/README.md, "What the fourth session of 2026-12-07 measured").
+// A yardstick for that placement, not one of the issue's targets.
 
 constexpr int kManyActors = 10'000;
 constexpr size_t kManyWindow = 1'024;
 
+// RunAsBatch: the calling thread becomes SCHED_BATCH (nice kept): a thread woken on a
+// busy CPU then waits for the running one's time slice instead of preempting it.
+tether_status RunAsBatch(tether_task *, void *) {
+  const sched_param none{};
+  return sched_setscheduler(0, SCHED_BATCH, &none) == 0 ? TETHER_OK : TETHER_E_INVALID_ARGUMENT;
+}
+
 void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
   const bool beside_caller = state.range(0) != 0;
+  const bool batch = state.range(0) == 2;
   PinnedCpus cpus(true);
   if (!cpus.ok(true)) return state.SkipWithError("fewer than 2 usable CPUs");
   const tether_executor e[2] = {NewExecutor("many-0", beside_caller ? cpus.caller_cpu() : cpus.worker_cpu(), -1),
                                 NewExecutor("many-1", cpus.worker_cpu(), -1)};
+  for (tether_executor x : e) {
+    if (!batch) break;
+    tether_future f;
+    Check(tether_executor_submit(x, RunAsBatch, nullptr, nullptr, &f), TETHER_OK, "tether_executor_submit");
+    Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+    int32_t outcome = 0;
+    Check(tether_future_poll(f, &outcome), TETHER_OK, "tether_future_poll");
+    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+    if (outcome != TETHER_SUCCEEDED) return state.SkipWithError("SCHED_BATCH refused");
+  }
   cpus.PinCaller();
   std::vector<tether_actor> actors(kManyActors);
   using Clock = std::chrono::steady_clock;
@@ -479,7 +500,7 @@ void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations() * kManyActors);
   for (tether_executor x : e) Check(tether_executor_release(x), TETHER_OK, "tether_executor_release");
 }
-BENCHMARK(BM_Tether_ManyActorsTwoExecutors)->Arg(0)->Arg(1)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_Tether_ManyActorsTwoExecutors)->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime();
 
 #ifdef TETHER_BENCH_HAVE_ASIO
 void BM_Asio_FuturePerCall(benchmark::State &state) {

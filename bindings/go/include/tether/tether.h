@@ -464,6 +464,15 @@ TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
  * 100000000 (ns) is asked instead. Runners' threads and a manual executor's owner are
  * never touched.
  *
+ * A thread that streams calls (without waiting for each) to an executor whose thread
+ * shares its CPU, pinned there or put there by the scheduler, wakes that thread for each
+ * call, and Linux lets the woken thread preempt it: ~2.5x slower calls. Such a program may
+ * switch the executor's thread to SCHED_BATCH (from a task submitted to it, with
+ * sched_setscheduler(0, SCHED_BATCH, ...); or chrt -b -p 0 with stats.os_thread_id): its
+ * wake-ups then wait for the caller's time slice, and the calls queued meanwhile run in
+ * one go; but a caller on that CPU that waits for each call at once then also waits for
+ * the thread to be scheduled (~10 % slower). The library keeps a policy set so.
+ *
  * With `manual = 1` no thread is created: the first thread that calls tether_executor_run
  * becomes the executor's thread for good (a program's main thread, for code that must run
  * there: signal handlers, GUI toolkits).
