@@ -460,15 +460,19 @@ void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
   if (!cpus.ok(true)) return state.SkipWithError("fewer than 2 usable CPUs");
   const tether_executor e[2] = {NewExecutor("many-0", beside_caller ? cpus.caller_cpu() : cpus.worker_cpu(), -1),
                                 NewExecutor("many-1", cpus.worker_cpu(), -1)};
-  for (tether_executor x : e) {
-    if (!batch) break;
-    tether_future f;
-    Check(tether_executor_submit(x, RunAsBatch, nullptr, nullptr, &f), TETHER_OK, "tether_executor_submit");
-    Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
-    int32_t outcome = 0;
-    Check(tether_future_poll(f, &outcome), TETHER_OK, "tether_future_poll");
-    Check(tether_future_release(f), TETHER_OK, "tether_future_release");
-    if (outcome != TETHER_SUCCEEDED) return state.SkipWithError("SCHED_BATCH refused");
+  if (batch) {
+    for (tether_executor x : e) {
+      tether_future f;
+      Check(tether_executor_submit(x, RunAsBatch, nullptr, nullptr, &f), TETHER_OK, "tether_executor_submit");
+      Check(tether_future_wait(f, kWaitForever), TETHER_OK, "tether_future_wait");
+      int32_t outcome = 0;
+      Check(tether_future_poll(f, &outcome), TETHER_OK, "tether_future_poll");
+      Check(tether_future_release(f), TETHER_OK, "tether_future_release");
+      if (outcome != TETHER_SUCCEEDED) {
+        for (tether_executor y : e) Check(tether_executor_release(y), TETHER_OK, "tether_executor_release");
+        return state.SkipWithError("SCHED_BATCH refused");
+      }
+    }
   }
   cpus.PinCaller();
   std::vector<tether_actor> actors(kManyActors);
