@@ -427,6 +427,17 @@ void release_ended_thread(const Thread& t) noexcept;
 // refused it (the thread is then as it was).
 bool request_time_slice(std::int64_t ns) noexcept;
 
+// FairPolicy: the two policies of the fair scheduler a thread may switch between by
+// itself (Linux: SCHED_OTHER and SCHED_BATCH; core/wake_preemption.h says why), or kNone:
+// another policy, or an OS without them.
+enum class FairPolicy : std::uint8_t { kNone, kNormal, kBatch };
+// current_fair_policy: the calling thread's.
+[[nodiscard]] FairPolicy current_fair_policy() noexcept;
+// switch_fair_policy: if the calling thread's policy is `from` (not kNone), sets `to` (not
+// kNone), keeping its nice value, time slice and reset-on-fork flag, and returns true;
+// otherwise, or if the OS refused, false, and the thread is as it was.
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept;
+
 // set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
 // 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
 void set_current_thread_name(const std::string& name) noexcept;
@@ -3067,6 +3078,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
+  // A pinned lane's: the producer that wakes its consumer (P3) says whether it pushed a
+  // waited call (core/wake_preemption.h; a relaxed hint, on the line P3 writes anyway).
+  std::atomic<bool> woken_for_waited_call_{false};
   std::atomic<uint64_t> tid_{0};  // the first thread's OS id; a manual lane's owner
   std::mutex mutex_;               // pairs with cv_: the shared kind's parking (a pinned lane parks on sleepers_)
   std::condition_variable cv_;
@@ -3077,6 +3091,127 @@ class Lane : public std::enable_shared_from_this<Lane> {
 
 }  // namespace tether
 // ---- end of core/lane.h ----
+// ---- core/wake_preemption.h ----
+// Wake preemption: whether a serving thread, woken for work, may preempt the thread that
+// woke it on their shared CPU. Each time it is about to park, a pinned lane's library
+// thread chooses, and switches its scheduling policy between SCHED_OTHER (may preempt)
+// and SCHED_BATCH (waits for the CPU) when the choice changes.
+//
+// Why: on one CPU a call is a hand-over (time_slice.h). A caller that waits for its call
+// at once wants the woken thread to run at once: it preempts the caller in its wake-up
+// system call, answers, and parks, handing the CPU back. A caller that streams calls
+// (fire-and-forget, or futures waited later) does not: each wake-up preempted it, ran the
+// one or two calls queued so far, parked, and the next push woke it again, a context
+// switch and a futex call for every call or two. SCHED_BATCH makes the woken thread wait
+// until the streaming caller's slice ends or it blocks; the calls queued meanwhile then
+// run in one go. Static SCHED_BATCH would cost the waited round trips on one CPU (their
+// answer then waits for the caller's slice, or its park), so the thread switches:
+//
+//   the serving thread, before it parks (C2 in pinned_lane.h)     policy for its next wake-up
+//   its last partner (spin_policy.h) runs on this CPU, its last    SCHED_BATCH
+//     wake-up was not for a waited call (tether_actor_call_wait),
+//     and the last work it ran before each of its last
+//     kPreemptParks parks woke no waiter parked on this CPU
+//   anything else: a partner elsewhere or unknown, a waited call,  SCHED_OTHER
+//     a waiter woken here (a call with a future waited at once)
+//
+//   state      event                                             next       system call
+//   kOff       (never changes: see start)                        kOff       none
+//   kNormal    before_park wants batching                        kBatch     switch to SCHED_BATCH
+//   kBatch     before_park wants preemption                      kNormal    switch to SCHED_OTHER
+//   kNormal,   a switch refused, or the policy found is not the   kOff       none (the thread
+//   kBatch     one this thread last set (a user changed it)                  stays as it is)
+//
+// The waker says why it wakes: the producer that wins P3 stores whether its call is a
+// waited one (Lane::woken_for_waited_call_, a relaxed hint on sleepers_'s line, which it
+// writes anyway) before P4; the consumer reads it after C6 (woken). A woken waiter is
+// reported as the spin policy's take_woke_here (Scope::notify_waiters, CallFuture::announce),
+// which the lane takes after each work it runs (ran). Only the LAST work before a park
+// counts: with many calls in flight the caller waits for the oldest now and then, and
+// the calls run after the one that woke it are a stream again.
+// Every input is a hint: a stale one costs one slower hand-over, never a call.
+//
+// Whose threads: only the library's own pinned lane threads (an executor's, an actor's, a
+// concurrency group of one thread) that start under SCHED_OTHER; never a manual executor's
+// owner, a runner's thread, a thread started under SCHED_BATCH, SCHED_IDLE or a real-time
+// policy, nor one whose policy its user changed since the library last set it (seen at the
+// next switch; the library then leaves it for good). TETHER_BATCH_STREAMS=0, read once at
+// the first serving thread's start, keeps every serving thread at SCHED_OTHER. Elsewhere
+// than Linux nothing is switched (platform::switch_fair_policy).
+//
+// Figures (2026-12-07, AMD EPYC VM of 2 vCPUs, kernel 6.18, a prototype of this rule,
+// alternating without / with, two runs each): 1,000 actors on two executors called round
+// robin with one executor's thread on the caller's CPU (BM_Tether_ManyActorsTwoExecutors/1)
+// 587-775 -> 275-281 ns a call (the executors on the other CPU: 252-266 either way);
+// bench/compare on one CPU: target 1 (tether_actor_call_wait) 0.97-0.98 -> 1.01x the futex
+// ping-pong, after 1 ms idle 0.96-1.08 -> 0.99-1.00x, a call with a future waited at once
+// 1.01-1.05 -> 1.04-1.10x, 1,024 calls in flight 144-146 -> 127-136 ns a call, a compiled
+// graph's A -> B 0.83-0.86 -> 0.91-0.94x two chained calls. kPreemptParks: a version
+// without it (only the waited-call hint) made a call with a future waited at once on one
+// CPU 1.38-1.43x the futex ping-pong (its mailbox push is no waited call, so the thread
+// batched and the answer waited for the caller's park); 64 parks outlast the gaps
+// between such calls while a stream's own parks come far apart.
+//
+// The price: a method on a batched thread that blocks (I/O, a lock) and is woken while its
+// caller streams on that CPU waits for the rest of the caller's slice (the OS default: 1.4
+// ms here) instead of preempting it.
+//
+// Thread safety: the consumer's state: only the one consumer thread of its lane.
+
+#include <cstdint>
+
+
+namespace tether {
+
+// batch_streams_from: what a TETHER_BATCH_STREAMS value (nullptr: unset) asks for: false
+// for "0" (never switch), true otherwise.
+[[nodiscard]] bool batch_streams_from(const char* setting) noexcept;
+
+class WakePreemption {
+ public:
+  static constexpr uint32_t kPreemptParks = 64;
+  enum class State : uint8_t { kOff, kNormal, kBatch };
+  // Switch: the OS call that changes the calling thread's policy (platform's; tests pass
+  // their own): true once switched, false (the thread unchanged) if its policy was not
+  // `from` or the OS refused.
+  using Switch = bool (*)(platform::FairPolicy from, platform::FairPolicy to) noexcept;
+
+  explicit WakePreemption(Switch change = &platform::switch_fair_policy) noexcept : switch_(change) {}
+
+  // start: on the lane's own thread, before it serves: adapt from now on if its policy
+  // is SCHED_OTHER (`found`) and TETHER_BATCH_STREAMS allows (`allowed`).
+  void start(platform::FairPolicy found, bool allowed) noexcept {
+    state_ = allowed && found == platform::FairPolicy::kNormal ? State::kNormal : State::kOff;
+  }
+  // start_serving: start with the calling thread's policy and the process's setting.
+  void start_serving() noexcept;
+  // woken: after C6, the waker's hint: its call was a waited one.
+  void woken(bool for_waited_call) noexcept { last_wake_waited_ = for_waited_call; }
+  // ran: after each work the thread ran; woke_waiter_here: it woke a waiter parked on
+  // this CPU (spin_policy.h's take_woke_here).
+  void ran(bool woke_waiter_here) noexcept { last_run_woke_waiter_ = woke_waiter_here; }
+  // before_park: before C2; partner_here: the lane's last partner runs on this CPU.
+  void before_park(bool partner_here) noexcept {
+    if (state_ == State::kOff) return;
+    if (last_run_woke_waiter_) preempt_parks_ = kPreemptParks;
+    const bool batch = partner_here && !last_wake_waited_ && preempt_parks_ == 0;
+    if (preempt_parks_ > 0) --preempt_parks_;
+    if (batch != (state_ == State::kBatch)) switch_policy(batch);
+  }
+  [[nodiscard]] State state() const noexcept { return state_; }
+
+ private:
+  void switch_policy(bool batch) noexcept;
+
+  Switch switch_;
+  uint32_t preempt_parks_ = 0;  // parks left with preemption kept (woke_waiter_here)
+  State state_ = State::kOff;
+  bool last_wake_waited_ = false;
+  bool last_run_woke_waiter_ = false;
+};
+
+}  // namespace tether
+// ---- end of core/wake_preemption.h ----
 
 namespace tether {
 
@@ -3094,7 +3229,9 @@ class PinnedLane final : public Lane {
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     inbox_.push_fast(ring, call, target, flags, fences_fully(flags));
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {  // P2
+      wake_after_push_fast((flags & RingEntry::kWaited) != 0);
+    }
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
   // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
@@ -3124,8 +3261,9 @@ class PinnedLane final : public Lane {
   [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
     return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
-  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
-  [[gnu::noinline]] void wake_after_push_fast() noexcept;
+  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement;
+  // waited: the call pushed was a waited one (core/wake_preemption.h).
+  [[gnu::noinline]] void wake_after_push_fast(bool waited) noexcept;
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -3136,7 +3274,9 @@ class PinnedLane final : public Lane {
 
  private:
   void serve() noexcept override;
-  void wake_parked() noexcept override;
+  void wake_parked() noexcept override { wake_parked_for(false); }
+  // wake_parked_for: P3/P4, for a waited call or not (core/wake_preemption.h).
+  void wake_parked_for(bool waited) noexcept;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
@@ -3160,6 +3300,10 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
+  // woke_waiter_here_: the work serve() ran since C1's last look woke a waiter parked on
+  // this CPU (spin_policy.h's take_woke_here, which serve() takes after each work).
+  bool woke_waiter_here_ = false;
+  WakePreemption preemption_;  // switched on by serve(), a library thread's loop
 };
 
 }  // namespace tether
@@ -4813,6 +4957,7 @@ class CallFuture : public Call, public Future {
   UserArg result_;
   std::unique_ptr<Cold> cold_;                 // guarded by mutex_: made at need
   std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<int32_t> waiter_cpu_{-1};         // where the last waiter parked (a hint: announce)
   EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
   std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
 };
@@ -5473,7 +5618,7 @@ bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* 
     case FastPost::kPosted:
       return true;
     case FastPost::kPostedToParked:
-      default_lane_->wake_after_push_fast();
+      default_lane_->wake_after_push_fast(WaitedCall::is_waited(arg_drop));
       return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);
@@ -6296,7 +6441,9 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
 }
 
 void CallFuture::announce(NoticeList::Due&& due, bool ended) {
-  wakeups_.notify_all();
+  // A waiter woken on this CPU needs it: this thread parks at its next idle look rather
+  // than spin (spin_policy.h), and keeps preempting on wake-ups (wake_preemption.h).
+  if (wakeups_.notify_all()) woke_waiter_on(waiter_cpu_.load(std::memory_order_relaxed));
   if (ended) {
     // E3 (answer_spin.h), by the one thread that made the call terminal (a cancel that
     // raced the end does not: it passes ended false). The settled copy first, then
@@ -6327,6 +6474,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   if (terminal_locked()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
+  waiter_cpu_.store(current_cpu(), std::memory_order_relaxed);
   (void)wakeups_.wait_until(lock, deadline, [&] { return terminal_locked() || ended(); });
   if (ended()) return TETHER_E_INVALID_HANDLE;
   return terminal_locked() ? TETHER_OK : TETHER_E_TIMEOUT;
@@ -8853,6 +9001,9 @@ class SharedLane final : public Lane {
 // the library's (a manual executor's runner, a runner's targets) are never touched.
 // Elsewhere than Linux, and on kernels before 6.12, nothing is asked.
 //
+// A thread that is streamed to from its own CPU wants the opposite, no preemption: it
+// switches to SCHED_BATCH meanwhile (wake_preemption.h), keeping the slice asked here.
+//
 // Thread safety: every function may be called from any thread.
 
 #include <cstdint>
@@ -9050,24 +9201,29 @@ PinnedLane::~PinnedLane() {
 
 TETHER_HOT_PATH void PinnedLane::serve() noexcept {
   const Deadline forever = Deadline::after(-1);
+  preemption_.start_serving();
   Work w;
   for (;;) {
     if (drain_ring()) {
       ran_fast_calls_ = true;
+      preemption_.ran(false);  // fire-and-forget and waited calls: nobody parked on a future
       continue;
     }
     if (!next(w, forever)) break;
     ran_fast_calls_ = w.call == nullptr;
     execute(w);
+    const bool woke = take_woke_here();
+    preemption_.ran(woke);
+    woke_waiter_here_ = woke_waiter_here_ || woke;  // for C1 (idle_spin_budget)
   }
 }
 
-TETHER_HOT_PATH void PinnedLane::wake_after_push_fast() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_after_push_fast(bool waited) noexcept {
   presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
-  wake_parked();
+  wake_parked_for(waited);
 }
 
-TETHER_HOT_PATH void PinnedLane::wake_parked() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_parked_for(bool waited) noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
   // the consumer; the others need not, it is waking (each would pay a system call).
   // Pairs with the consumer's fence after C2: a producer whose clear lands before the
@@ -9078,6 +9234,9 @@ TETHER_HOT_PATH void PinnedLane::wake_parked() noexcept {
   if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   chaos_point();
   presence_->consumer_woken();  // a hint for waiters (core/spin_policy.h), before it can run
+  if (woken_for_waited_call_.load(std::memory_order_relaxed) != waited) {  // a hint (wake_preemption.h)
+    woken_for_waited_call_.store(waited, std::memory_order_relaxed);
+  }
   platform::wake_one_parked(sleepers_);  // P4
 }
 
@@ -9124,6 +9283,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
         if (work_ready()) continue;
       }
     }
+    preemption_.before_park(partner_here(cpu));  // may switch this thread's policy
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
@@ -9145,6 +9305,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);
+    preemption_.woken(woken_for_waited_call_.load(std::memory_order_relaxed));
     presence_->consumer_at(current_cpu());
   }
 }
@@ -9158,7 +9319,9 @@ TETHER_HOT_PATH int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clo
 TETHER_HOT_PATH int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
   // The next push comes from this CPU, or a thread this one woke here waits for it.
-  if (take_woke_here() || partner_here(cpu)) return 0;
+  // (serve() takes the flag after each work; a manual lane's loop leaves it to this.)
+  const bool woke = std::exchange(woke_waiter_here_, false);
+  if (take_woke_here() || woke || partner_here(cpu)) return 0;
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 
@@ -10268,6 +10431,33 @@ void ask_for_serving_time_slice() noexcept {
   static const int64_t setting = time_slice_from(std::getenv("TETHER_TIME_SLICE_NS"));
   const int64_t slice = setting == kHalfTimeSlice ? serving_time_slice(platform::current_time_slice_ns()) : setting;
   if (slice > 0) (void)platform::request_time_slice(slice);
+}
+
+}  // namespace tether
+// ==== core/wake_preemption.cpp ====
+
+#include <cstdlib>
+
+namespace tether {
+
+bool batch_streams_from(const char* setting) noexcept {
+  return setting == nullptr || setting[0] != '0' || setting[1] != '\0';
+}
+
+void WakePreemption::start_serving() noexcept {
+  // Read once, as TETHER_TIME_SLICE_NS is (time_slice.cpp says why).
+  static const bool allowed = batch_streams_from(std::getenv("TETHER_BATCH_STREAMS"));
+  start(allowed ? platform::current_fair_policy() : platform::FairPolicy::kNone, allowed);
+}
+
+void WakePreemption::switch_policy(bool batch) noexcept {
+  using platform::FairPolicy;
+  const FairPolicy from = batch ? FairPolicy::kNormal : FairPolicy::kBatch;
+  if (!switch_(from, batch ? FairPolicy::kBatch : FairPolicy::kNormal)) {
+    state_ = State::kOff;  // refused, or the user set a policy of their own: theirs from now on
+    return;
+  }
+  state_ = batch ? State::kBatch : State::kNormal;
 }
 
 }  // namespace tether
@@ -12387,6 +12577,19 @@ bool fair_attr(SchedAttr& attr) noexcept {
   return attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH;
 }
 
+// set_fair_attr: sets attr (read by fair_attr, then changed) on the calling thread. What
+// was not changed is set again as it was read, and reset-on-fork kept
+// (SCHED_FLAG_RESET_ON_FORK, 0x01: the one flag sched_getattr reports).
+bool set_fair_attr(SchedAttr attr) noexcept {
+  attr.size = sizeof attr;
+  attr.sched_flags &= 0x01;
+  return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+}
+
+FairPolicy fair_policy_of(const SchedAttr& attr) noexcept {
+  return attr.sched_policy == SCHED_BATCH ? FairPolicy::kBatch : FairPolicy::kNormal;
+}
+
 }  // namespace
 
 std::int64_t current_time_slice_ns() noexcept {
@@ -12397,18 +12600,36 @@ std::int64_t current_time_slice_ns() noexcept {
 bool request_time_slice(std::int64_t ns) noexcept {
   SchedAttr attr;
   if (!fair_attr(attr)) return false;
-  attr.size = sizeof attr;
-  // The policy and nice just read are set again as they were, and reset-on-fork kept
-  // (SCHED_FLAG_RESET_ON_FORK, 0x01: the one flag sched_getattr reports).
-  attr.sched_flags &= 0x01;
   attr.sched_runtime = static_cast<std::uint64_t>(ns);
-  return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+  return set_fair_attr(attr);
+}
+
+FairPolicy current_fair_policy() noexcept {
+  SchedAttr attr;
+  return fair_attr(attr) ? fair_policy_of(attr) : FairPolicy::kNone;
+}
+
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept {
+  SchedAttr attr;
+  if (from == FairPolicy::kNone || to == FairPolicy::kNone || !fair_attr(attr) || fair_policy_of(attr) != from) {
+    return false;
+  }
+  attr.sched_policy = to == FairPolicy::kBatch ? SCHED_BATCH : SCHED_OTHER;
+  return set_fair_attr(attr);
 }
 #else
 std::int64_t current_time_slice_ns() noexcept { return 0; }
 
 bool request_time_slice(std::int64_t ns) noexcept {
   (void)ns;
+  return false;
+}
+
+FairPolicy current_fair_policy() noexcept { return FairPolicy::kNone; }
+
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept {
+  (void)from;
+  (void)to;
   return false;
 }
 #endif

@@ -63,7 +63,7 @@ bool Actor::finish_post(FastPost how, Sender& sender, tether_method_fn m, void* 
     case FastPost::kPosted:
       return true;
     case FastPost::kPostedToParked:
-      default_lane_->wake_after_push_fast();
+      default_lane_->wake_after_push_fast(WaitedCall::is_waited(arg_drop));
       return true;
     case FastPost::kRare:
       return post_fast_rare(sender, m, arg, arg_drop);

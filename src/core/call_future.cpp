@@ -8,6 +8,7 @@
 #include "core/future_graveyard.h"
 #include "core/lane.h"
 #include "core/scope.h"
+#include "core/spin_policy.h"
 #include "core/status_error.h"
 #include "core/task.h"
 #include "core/thread_role.h"
@@ -194,7 +195,9 @@ NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err
 }
 
 void CallFuture::announce(NoticeList::Due&& due, bool ended) {
-  wakeups_.notify_all();
+  // A waiter woken on this CPU needs it: this thread parks at its next idle look rather
+  // than spin (spin_policy.h), and keeps preempting on wake-ups (wake_preemption.h).
+  if (wakeups_.notify_all()) woke_waiter_on(waiter_cpu_.load(std::memory_order_relaxed));
   if (ended) {
     // E3 (answer_spin.h), by the one thread that made the call terminal (a cancel that
     // raced the end does not: it passes ended false). The settled copy first, then
@@ -225,6 +228,7 @@ int32_t CallFuture::wait_done(Deadline deadline) {
   if (terminal_locked()) return TETHER_OK;
   if (deadline.never_blocks()) return TETHER_E_TIMEOUT;
   if (is_inside()) return TETHER_E_DEADLOCK;
+  waiter_cpu_.store(current_cpu(), std::memory_order_relaxed);
   (void)wakeups_.wait_until(lock, deadline, [&] { return terminal_locked() || ended(); });
   if (ended()) return TETHER_E_INVALID_HANDLE;
   return terminal_locked() ? TETHER_OK : TETHER_E_TIMEOUT;

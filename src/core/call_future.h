@@ -188,6 +188,7 @@ class CallFuture : public Call, public Future {
   UserArg result_;
   std::unique_ptr<Cold> cold_;                 // guarded by mutex_: made at need
   std::atomic<bool> cancel_requested_{false};  // written under mutex_
+  std::atomic<int32_t> waiter_cpu_{-1};         // where the last waiter parked (a hint: announce)
   EventCount wakeups_;  // notified after a terminal change or the handle's end (after mutex_)
   std::shared_ptr<CallFuture> queued_;  // the lane's reference, until dispose()
 };

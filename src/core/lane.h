@@ -130,6 +130,9 @@ class Lane : public std::enable_shared_from_this<Lane> {
   alignas(64) std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> open_;
   std::atomic<bool> closed_{false};
+  // A pinned lane's: the producer that wakes its consumer (P3) says whether it pushed a
+  // waited call (core/wake_preemption.h; a relaxed hint, on the line P3 writes anyway).
+  std::atomic<bool> woken_for_waited_call_{false};
   std::atomic<uint64_t> tid_{0};  // the first thread's OS id; a manual lane's owner
   std::mutex mutex_;               // pairs with cv_: the shared kind's parking (a pinned lane parks on sleepers_)
   std::condition_variable cv_;

@@ -58,24 +58,29 @@ PinnedLane::~PinnedLane() {
 
 TETHER_HOT_PATH void PinnedLane::serve() noexcept {
   const Deadline forever = Deadline::after(-1);
+  preemption_.start_serving();
   Work w;
   for (;;) {
     if (drain_ring()) {
       ran_fast_calls_ = true;
+      preemption_.ran(false);  // fire-and-forget and waited calls: nobody parked on a future
       continue;
     }
     if (!next(w, forever)) break;
     ran_fast_calls_ = w.call == nullptr;
     execute(w);
+    const bool woke = take_woke_here();
+    preemption_.ran(woke);
+    woke_waiter_here_ = woke_waiter_here_ || woke;  // for C1 (idle_spin_budget)
   }
 }
 
-TETHER_HOT_PATH void PinnedLane::wake_after_push_fast() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_after_push_fast(bool waited) noexcept {
   presence_->pusher_at(current_cpu());  // a hint (spin_policy.h), paid only with a wake-up
-  wake_parked();
+  wake_parked_for(waited);
 }
 
-TETHER_HOT_PATH void PinnedLane::wake_parked() noexcept {
+TETHER_HOT_PATH void PinnedLane::wake_parked_for(bool waited) noexcept {
   // P3 (see the state table in pinned_lane.h): the first producer to clear the mark wakes
   // the consumer; the others need not, it is waking (each would pay a system call).
   // Pairs with the consumer's fence after C2: a producer whose clear lands before the
@@ -86,6 +91,9 @@ TETHER_HOT_PATH void PinnedLane::wake_parked() noexcept {
   if (sleepers_.exchange(0, std::memory_order_seq_cst) == 0) return;
   chaos_point();
   presence_->consumer_woken();  // a hint for waiters (core/spin_policy.h), before it can run
+  if (woken_for_waited_call_.load(std::memory_order_relaxed) != waited) {  // a hint (wake_preemption.h)
+    woken_for_waited_call_.store(waited, std::memory_order_relaxed);
+  }
   platform::wake_one_parked(sleepers_);  // P4
 }
 
@@ -132,6 +140,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
         if (work_ready()) continue;
       }
     }
+    preemption_.before_park(partner_here(cpu));  // may switch this thread's policy
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();
@@ -153,6 +162,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     }
     // C6: awake; producers need not wake us until we announce again.
     sleepers_.store(0, std::memory_order_relaxed);
+    preemption_.woken(woken_for_waited_call_.load(std::memory_order_relaxed));
     presence_->consumer_at(current_cpu());
   }
 }
@@ -166,7 +176,9 @@ TETHER_HOT_PATH int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clo
 TETHER_HOT_PATH int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
   // The next push comes from this CPU, or a thread this one woke here waits for it.
-  if (take_woke_here() || partner_here(cpu)) return 0;
+  // (serve() takes the flag after each work; a manual lane's loop leaves it to this.)
+  const bool woke = std::exchange(woke_waiter_here_, false);
+  if (take_woke_here() || woke || partner_here(cpu)) return 0;
   return AdaptiveBudget::probe(idle_spins_) ? options_.idle_spin_ns : idle_budget_ns_;
 }
 

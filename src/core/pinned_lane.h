@@ -20,6 +20,9 @@
 //   The fire-and-forget caller's hot path runs the same steps in two halves
 //   (Actor::post_now: push_fast_ready is P1 and P2; Actor::finish_post, before the call
 //   returns, P3 and P4 through wake_after_push_fast when P2 saw 1).
+//   Outside the protocol (hints for core/wake_preemption.h): P3's winner stores, before
+//   P4, whether its call is a waited one (woken_for_waited_call_), which the consumer reads
+//   after C6; and before C2 the consumer may switch its own scheduling policy.
 //
 // Why no wake-up is lost: suppose the consumer sleeps in C5 while call X is published. Its
 // C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C4 saw X (no
@@ -83,6 +86,7 @@
 
 #include "core/deadline.h"
 #include "core/lane.h"
+#include "core/wake_preemption.h"
 
 namespace tether {
 
@@ -100,7 +104,9 @@ class PinnedLane final : public Lane {
   // ring.try_reserve(2)), publishes it (P1) and wakes the consumer if it parked (P2).
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags) noexcept {
     inbox_.push_fast(ring, call, target, flags, fences_fully(flags));
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_after_push_fast();  // P2
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {  // P2
+      wake_after_push_fast((flags & RingEntry::kWaited) != 0);
+    }
   }
   // ready_to_push_fast / push_fast_ready: push_fast in two halves, for a hot path that
   // calls nothing (Inbox's; not ready: push_fast must). push_fast_ready returns P2's
@@ -130,8 +136,9 @@ class PinnedLane final : public Lane {
   [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
     return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
-  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement.
-  [[gnu::noinline]] void wake_after_push_fast() noexcept;
+  // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement;
+  // waited: the call pushed was a waited one (core/wake_preemption.h).
+  [[gnu::noinline]] void wake_after_push_fast(bool waited) noexcept;
 
   // run_manual: a manual lane's loop on the calling thread, which becomes its owner for
   // good. TETHER_OK at the deadline, TETHER_E_SHUTDOWN once closed, TETHER_E_WRONG_STATE
@@ -142,7 +149,9 @@ class PinnedLane final : public Lane {
 
  private:
   void serve() noexcept override;
-  void wake_parked() noexcept override;
+  void wake_parked() noexcept override { wake_parked_for(false); }
+  // wake_parked_for: P3/P4, for a waited call or not (core/wake_preemption.h).
+  void wake_parked_for(bool waited) noexcept;
   // next: the next work to run, waiting as the wait protocol says until the deadline.
   // False at the deadline or once the lane is closed and empty.
   bool next(Work& w, const Deadline& deadline);
@@ -166,6 +175,10 @@ class PinnedLane final : public Lane {
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
   // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
   bool ran_fast_calls_ = false;
+  // woke_waiter_here_: the work serve() ran since C1's last look woke a waiter parked on
+  // this CPU (spin_policy.h's take_woke_here, which serve() takes after each work).
+  bool woke_waiter_here_ = false;
+  WakePreemption preemption_;  // switched on by serve(), a library thread's loop
 };
 
 }  // namespace tether

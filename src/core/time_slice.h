@@ -42,6 +42,9 @@
 // the library's (a manual executor's runner, a runner's targets) are never touched.
 // Elsewhere than Linux, and on kernels before 6.12, nothing is asked.
 //
+// A thread that is streamed to from its own CPU wants the opposite, no preemption: it
+// switches to SCHED_BATCH meanwhile (wake_preemption.h), keeping the slice asked here.
+//
 // Thread safety: every function may be called from any thread.
 #pragma once
 

@@ -85,6 +85,17 @@ void release_ended_thread(const Thread& t) noexcept;
 // refused it (the thread is then as it was).
 bool request_time_slice(std::int64_t ns) noexcept;
 
+// FairPolicy: the two policies of the fair scheduler a thread may switch between by
+// itself (Linux: SCHED_OTHER and SCHED_BATCH; core/wake_preemption.h says why), or kNone:
+// another policy, or an OS without them.
+enum class FairPolicy : std::uint8_t { kNone, kNormal, kBatch };
+// current_fair_policy: the calling thread's.
+[[nodiscard]] FairPolicy current_fair_policy() noexcept;
+// switch_fair_policy: if the calling thread's policy is `from` (not kNone), sets `to` (not
+// kNone), keeping its nice value, time slice and reset-on-fork flag, and returns true;
+// otherwise, or if the OS refused, false, and the thread is as it was.
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept;
+
 // set_current_thread_name / current_thread_name: the name OS tools show (Linux: the
 // 15-byte comm; Windows: the thread description), UTF-8. Empty when there is none.
 void set_current_thread_name(const std::string& name) noexcept;

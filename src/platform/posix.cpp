@@ -274,6 +274,19 @@ bool fair_attr(SchedAttr& attr) noexcept {
   return attr.sched_policy == SCHED_OTHER || attr.sched_policy == SCHED_BATCH;
 }
 
+// set_fair_attr: sets attr (read by fair_attr, then changed) on the calling thread. What
+// was not changed is set again as it was read, and reset-on-fork kept
+// (SCHED_FLAG_RESET_ON_FORK, 0x01: the one flag sched_getattr reports).
+bool set_fair_attr(SchedAttr attr) noexcept {
+  attr.size = sizeof attr;
+  attr.sched_flags &= 0x01;
+  return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+}
+
+FairPolicy fair_policy_of(const SchedAttr& attr) noexcept {
+  return attr.sched_policy == SCHED_BATCH ? FairPolicy::kBatch : FairPolicy::kNormal;
+}
+
 }  // namespace
 
 std::int64_t current_time_slice_ns() noexcept {
@@ -284,18 +297,36 @@ std::int64_t current_time_slice_ns() noexcept {
 bool request_time_slice(std::int64_t ns) noexcept {
   SchedAttr attr;
   if (!fair_attr(attr)) return false;
-  attr.size = sizeof attr;
-  // The policy and nice just read are set again as they were, and reset-on-fork kept
-  // (SCHED_FLAG_RESET_ON_FORK, 0x01: the one flag sched_getattr reports).
-  attr.sched_flags &= 0x01;
   attr.sched_runtime = static_cast<std::uint64_t>(ns);
-  return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+  return set_fair_attr(attr);
+}
+
+FairPolicy current_fair_policy() noexcept {
+  SchedAttr attr;
+  return fair_attr(attr) ? fair_policy_of(attr) : FairPolicy::kNone;
+}
+
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept {
+  SchedAttr attr;
+  if (from == FairPolicy::kNone || to == FairPolicy::kNone || !fair_attr(attr) || fair_policy_of(attr) != from) {
+    return false;
+  }
+  attr.sched_policy = to == FairPolicy::kBatch ? SCHED_BATCH : SCHED_OTHER;
+  return set_fair_attr(attr);
 }
 #else
 std::int64_t current_time_slice_ns() noexcept { return 0; }
 
 bool request_time_slice(std::int64_t ns) noexcept {
   (void)ns;
+  return false;
+}
+
+FairPolicy current_fair_policy() noexcept { return FairPolicy::kNone; }
+
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept {
+  (void)from;
+  (void)to;
   return false;
 }
 #endif

@@ -162,6 +162,15 @@ bool request_time_slice(std::int64_t ns) noexcept {
   return false;
 }
 
+// Nor a policy that gives up wake-up preemption: threads keep theirs.
+FairPolicy current_fair_policy() noexcept { return FairPolicy::kNone; }
+
+bool switch_fair_policy(FairPolicy from, FairPolicy to) noexcept {
+  (void)from;
+  (void)to;
+  return false;
+}
+
 void set_current_thread_name(const std::string& name) noexcept {
   if (g_set_description == nullptr) return;
   wchar_t wide[64] = {};

@@ -18,8 +18,15 @@
 //                        a plain thread that asked for 300000 itself, the main thread, an
 //                        executor's thread, an actor's own thread, and the main thread
 //                        again after it ran a manual executor
+//   wake-preemption      pins itself and actors' own threads to its CPU and prints an actor
+//                        thread's policy (0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE) once
+//                        it parked after each phase: a stream of fire-and-forget calls,
+//                        waited calls, a stream again, calls with a future waited at once;
+//                        then one whose method set SCHED_IDLE, and one started under
+//                        SCHED_BATCH, each after a stream and waited calls
 #include <tether/tether.h>
 
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -449,6 +457,157 @@ int time_slice() {
   return released ? 0 : fail("release");
 }
 
+#if defined(__linux__)
+// The wake-preemption scenario (core/wake_preemption.h). Every wait is bounded by kBound
+// (the process test's own bound kills a helper that hangs anyway).
+constexpr auto kBound = std::chrono::seconds(10);
+
+tether_status ok_method(tether_task *, void *, void *) { return tether_status{TETHER_OK}; }
+
+// parked: thread tid sleeps (the state letter of /proc/self/task/TID/stat is S): an idle
+// actor thread's one blocking point is its park, so it chose its policy.
+bool parked(uint64_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
+// policy_once_parked: thread tid's policy once it parks, -1 if it does not within kBound.
+int policy_once_parked(uint64_t tid) {
+  const auto end = std::chrono::steady_clock::now() + kBound;
+  while (!parked(tid)) {
+    if (std::chrono::steady_clock::now() > end) return -1;
+    std::this_thread::yield();  // this CPU is the actor thread's too
+  }
+  SchedAttr attr;
+  return sched_attr_of(tid, attr) ? static_cast<int>(attr.policy) : -1;
+}
+
+// An actor on its own thread, pinned to `cpu`, and its thread's id.
+struct PinnedActor {
+  tether_actor actor{};
+  uint64_t tid = 0;
+  bool make(int cpu) {
+    if (tether_actor_create(nullptr, [](tether_task *, void *, void **state) {
+          *state = nullptr;
+          return tether_status{TETHER_OK};
+        }, nullptr, nullptr, nullptr, &actor) != TETHER_OK) {
+      return false;
+    }
+    tether_actor_stats as{};
+    as.struct_size = sizeof as;
+    if (tether_actor_call_wait(actor, nullptr, ok_method, nullptr, nullptr, -1, nullptr, nullptr) != TETHER_OK ||
+        tether_actor_get_stats(actor, &as) != TETHER_OK) {
+      return false;
+    }
+    tid = as.os_thread_id;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(static_cast<pid_t>(tid), sizeof set, &set) == 0;
+  }
+  // stream: `rounds` of 256 fire-and-forget calls, each round waited for (without the
+  // library: the last call's method wakes an atomic), until the thread parks under
+  // `until` (-1: all rounds). Its policy then, -1 on a failure.
+  int stream(int rounds, int until) {
+    int policy = -1;
+    for (int r = 0; r < rounds; ++r) {
+      std::atomic<int> done{0};
+      for (int i = 0; i < 255; ++i) {
+        if (tether_actor_call(actor, nullptr, ok_method, nullptr, nullptr, nullptr) != TETHER_OK) return -1;
+      }
+      if (tether_actor_call(actor, nullptr, [](tether_task *, void *, void *arg) {
+            auto *d = static_cast<std::atomic<int> *>(arg);
+            d->store(1);
+            d->notify_one();
+            return tether_status{TETHER_OK};
+          }, &done, nullptr, nullptr) != TETHER_OK) {
+        return -1;
+      }
+      const auto end = std::chrono::steady_clock::now() + kBound;
+      while (done.load() == 0) {
+        if (std::chrono::steady_clock::now() > end) return -1;
+        std::this_thread::yield();
+      }
+      policy = policy_once_parked(tid);
+      if (policy == until) break;
+    }
+    return policy;
+  }
+  int waited_calls() {
+    for (int i = 0; i < 3; ++i) {
+      if (tether_actor_call_wait(actor, nullptr, ok_method, nullptr, nullptr, -1, nullptr, nullptr) != TETHER_OK) {
+        return -1;
+      }
+    }
+    return policy_once_parked(tid);
+  }
+  // futures_waited_at_once: calls with a future, each waited for at once, until the
+  // thread parks under `until` (at most 50).
+  int futures_waited_at_once(int until) {
+    int policy = -1;
+    for (int i = 0; i < 50 && policy != until; ++i) {
+      tether_future f;
+      if (tether_actor_call(actor, nullptr, ok_method, nullptr, nullptr, &f) != TETHER_OK) return -1;
+      const bool answered = tether_future_wait(f, 10'000'000'000) == TETHER_OK;
+      if (tether_future_release(f) != TETHER_OK || !answered) return -1;
+      policy = policy_once_parked(tid);
+    }
+    return policy;
+  }
+};
+
+int wake_preemption() {
+  const int cpu = sched_getcpu();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (cpu < 0 || sched_setaffinity(0, sizeof set, &set) != 0) {
+    std::printf("unpinnable\n");
+    return 0;
+  }
+  PinnedActor a;
+  if (!a.make(cpu)) return fail("actor a");
+  const int stream = a.stream(100, SCHED_BATCH);
+  const int waited = a.waited_calls();
+  const int stream_again = a.stream(100, SCHED_BATCH);
+  const int future = a.futures_waited_at_once(SCHED_OTHER);
+
+  PinnedActor idle;  // its user makes its thread SCHED_IDLE
+  if (!idle.make(cpu)) return fail("actor idle");
+  if (tether_actor_call_wait(idle.actor, nullptr, [](tether_task *, void *, void *) {
+        sched_param none{};
+        const int rc = sched_setscheduler(0, SCHED_IDLE, &none);
+        return tether_status{rc == 0 ? TETHER_OK : TETHER_E_TASK_FAILED};
+      }, nullptr, nullptr, -1, nullptr, nullptr) != TETHER_OK) {
+    return fail("SCHED_IDLE");
+  }
+  (void)idle.stream(20, -1);
+  const int user_idle = idle.waited_calls();
+
+  sched_param none{};  // a thread made while its maker is SCHED_BATCH inherits it
+  if (sched_setscheduler(0, SCHED_BATCH, &none) != 0) return fail("SCHED_BATCH");
+  PinnedActor batch;
+  const bool made = batch.make(cpu);
+  if (sched_setscheduler(0, SCHED_OTHER, &none) != 0 || !made) return fail("actor batch");
+  (void)batch.stream(20, -1);
+  const int inherited_batch = batch.waited_calls();
+
+  std::printf("stream=%d waited=%d stream_again=%d future=%d user_idle=%d inherited_batch=%d\n", stream, waited,
+              stream_again, future, user_idle, inherited_batch);
+  const bool released = tether_actor_release(a.actor) == TETHER_OK && tether_actor_release(idle.actor) == TETHER_OK &&
+                        tether_actor_release(batch.actor) == TETHER_OK;
+  return released ? 0 : fail("release");
+}
+#else
+int wake_preemption() {
+  std::printf("unpinnable\n");
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -462,5 +621,6 @@ int main(int argc, char **argv) {
   if (mode == "fork-exit") return fork_mode(true);
   if (mode == "fork-in-callback") return fork_in_callback();
   if (mode == "time-slice") return time_slice();
+  if (mode == "wake-preemption") return wake_preemption();
   return fail("unknown mode");
 }

@@ -3,6 +3,7 @@
 // threads, and fork().
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -174,6 +175,40 @@ TEST(Process, ServingThreadsAskForAShorterTimeSlice) {
     EXPECT_EQ(want, executor) << what;
     EXPECT_EQ(want, actor) << what;
     EXPECT_EQ(own, own_after) << what << ": a manual executor's runner is the user's thread";
+  }
+}
+
+// A library thread on its caller's CPU batches (SCHED_BATCH) while it is streamed to and
+// preempts (SCHED_OTHER) for waited calls and futures waited at once
+// (src/core/wake_preemption.h); a policy its user set, or one it started under, stays.
+// TETHER_BATCH_STREAMS=0 keeps SCHED_OTHER; unset or other values ("1", "00") adapt.
+// Skipped where threads cannot be pinned.
+TEST(Process, ServingThreadsBatchOnlyForStreamsOnTheirCpu) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "policies are switched on Linux only";
+#endif
+  const char *settings[] = {nullptr, "0", "1", "00"};
+  for (const char *setting : settings) {
+    const std::vector<std::string> env = {setting != nullptr ? std::string("TETHER_BATCH_STREAMS=") + setting
+                                                             : std::string("TETHER_BATCH_STREAMS")};
+    const std::string what = std::string("TETHER_BATCH_STREAMS=") + (setting ? setting : "(unset)");
+    const RunResult res = run_helper("wake-preemption", false, std::chrono::seconds(120), env);
+    ASSERT_TRUE(res.started) << what;
+    ASSERT_FALSE(res.timed_out) << what << ": " << res.describe();
+    ASSERT_TRUE(res.exited() && res.exit_code() == 0) << what << ": " << res.describe();
+    if (res.output.find("unpinnable") != std::string::npos) GTEST_SKIP() << "threads cannot be pinned here";
+    int stream = -2, waited = -2, stream_again = -2, future = -2, user_idle = -2, inherited_batch = -2;
+    ASSERT_EQ(6, std::sscanf(res.output.c_str(),
+                             "stream=%d waited=%d stream_again=%d future=%d user_idle=%d inherited_batch=%d", &stream,
+                             &waited, &stream_again, &future, &user_idle, &inherited_batch))
+        << what << ": " << res.output;
+    const bool adapts = setting == nullptr || std::string(setting) != "0";
+    EXPECT_EQ(adapts ? SCHED_BATCH : SCHED_OTHER, stream) << what;
+    EXPECT_EQ(SCHED_OTHER, waited) << what;
+    EXPECT_EQ(adapts ? SCHED_BATCH : SCHED_OTHER, stream_again) << what;
+    EXPECT_EQ(SCHED_OTHER, future) << what;
+    EXPECT_EQ(SCHED_IDLE, user_idle) << what << ": the user's policy";
+    EXPECT_EQ(SCHED_BATCH, inherited_batch) << what << ": the policy it started under";
   }
 }
 

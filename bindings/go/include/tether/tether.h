@@ -465,15 +465,17 @@ TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
  * never touched.
  *
  * A thread that streams calls (without waiting for each) to an executor whose thread
- * shares its CPU, pinned there or put there by the scheduler, wakes that thread for each
- * call, and Linux lets the woken thread preempt it: ~2.5x slower calls. Such a program may
- * switch the executor's thread to SCHED_BATCH (from a task submitted to it, with
- * sched_setscheduler(0, SCHED_BATCH, ...); or chrt -b -p 0 with stats.os_thread_id): its
- * wake-ups then wait for the caller's time slice, and the calls queued meanwhile run in
- * one go; but a caller on that CPU that waits for each call at once then also waits for
- * the thread to be scheduled (measured on one CPU: ~10 % slower round trips with
- * tether_actor_call_wait, ~25 % with a future waited at once). The library keeps a
- * policy set so.
+ * shares its CPU, pinned there or put there by the scheduler, would wake that thread for
+ * each call, and Linux lets a woken thread preempt the one that woke it (~2.5x slower
+ * calls). So such a library thread (an executor's, an actor's, a group of one thread's)
+ * that started under SCHED_OTHER switches itself to SCHED_BATCH while it is streamed to
+ * from its own CPU: its wake-ups then wait for the caller's time slice, and the calls
+ * queued meanwhile run in one go. It switches back to SCHED_OTHER as soon as a caller
+ * waits for its call at once (tether_actor_call_wait, a future waited for as soon as it
+ * is made) or its caller runs on another CPU. The environment variable
+ * TETHER_BATCH_STREAMS=0, read once, keeps them at SCHED_OTHER. A thread the library
+ * found under another policy, or whose policy its user changed (from a task:
+ * sched_setscheduler; or chrt -p with stats.os_thread_id), keeps that policy.
  *
  * With `manual = 1` no thread is created: the first thread that calls tether_executor_run
  * becomes the executor's thread for good (a program's main thread, for code that must run
