@@ -438,9 +438,10 @@ BENCHMARK(BM_Baseline_FuturePerCall)->UseRealTime()->MeasureProcessCPUTime();
 // P = 1: one executor thread beside the caller. The second read 2.5-3x slower when found:
 // the caller wakes the executor thread beside it for one constructor or call at a time,
 // and the woken thread preempts it (bench/README.md, "What the third session of
-// 2026-12-07 measured and changed"). P = 2: as 1, with both executor threads switched to
-// SCHED_BATCH by a task of their own (Linux), whose wake-ups never preempt: the remedy a
-// user can apply today (bench/README.md, "What the fourth session of 2026-12-07 measured").
+// 2026-12-07 measured and changed"); since then such a thread switches itself to
+// SCHED_BATCH while streamed to (src/core/wake_preemption.h). P = 2: as 1, with both
+// executor threads switched to SCHED_BATCH for good by a task of their own (Linux; the
+// library then leaves their policy alone): static batching, for comparison.
 // A yardstick for that placement, not one of the issue's targets.
 
 constexpr int kManyActors = 10'000;

@@ -1124,6 +1124,9 @@ class LazyThreadGroup {
 //   The fire-and-forget caller's hot path runs the same steps in two halves
 //   (Actor::post_now: push_fast_ready is P1 and P2; Actor::finish_post, before the call
 //   returns, P3 and P4 through wake_after_push_fast when P2 saw 1).
+//   Outside the protocol (hints for core/wake_preemption.h): P3's winner stores, before
+//   P4, whether its call is a waited one (woken_for_waited_call_), which the consumer reads
+//   after C6; and before C2 the consumer may switch its own scheduling policy.
 //
 // Why no wake-up is lost: suppose the consumer sleeps in C5 while call X is published. Its
 // C2 store and X's P1 form a Dekker pair with C3 and P1's fence, so either C4 saw X (no
@@ -3139,18 +3142,23 @@ class Lane : public std::enable_shared_from_this<Lane> {
 // the first serving thread's start, keeps every serving thread at SCHED_OTHER. Elsewhere
 // than Linux nothing is switched (platform::switch_fair_policy).
 //
-// Figures (2026-12-07, AMD EPYC VM of 2 vCPUs, kernel 6.18, a prototype of this rule,
-// alternating without / with, two runs each): 1,000 actors on two executors called round
-// robin with one executor's thread on the caller's CPU (BM_Tether_ManyActorsTwoExecutors/1)
-// 587-775 -> 275-281 ns a call (the executors on the other CPU: 252-266 either way);
-// bench/compare on one CPU: target 1 (tether_actor_call_wait) 0.97-0.98 -> 1.01x the futex
-// ping-pong, after 1 ms idle 0.96-1.08 -> 0.99-1.00x, a call with a future waited at once
-// 1.01-1.05 -> 1.04-1.10x, 1,024 calls in flight 144-146 -> 127-136 ns a call, a compiled
-// graph's A -> B 0.83-0.86 -> 0.91-0.94x two chained calls. kPreemptParks: a version
-// without it (only the waited-call hint) made a call with a future waited at once on one
-// CPU 1.38-1.43x the futex ping-pong (its mailbox push is no waited call, so the thread
-// batched and the answer waited for the caller's park); 64 parks outlast the gaps
-// between such calls while a stream's own parks come far apart.
+// Figures (2026-12-07, AMD EPYC VM of 2 vCPUs, kernel 6.18, the library before and with
+// this, alternating, bench/README.md has every run): 1,000 actors on two executors called
+// round robin, 1,024 futures in flight, one executor's thread on the caller's CPU
+// (BM_Tether_ManyActorsTwoExecutors/1) 681-795 -> 297-354 ns a call (both executors on
+// the other CPU: 272-295 -> 264-272 ns); bench/compare on one CPU: target 1
+// (tether_actor_call_wait) 0.98-1.08 -> 0.98-0.99x the futex ping-pong, target 5 (1,024
+// calls in flight) 0.37 -> 0.31x the best peer, a compiled graph's A -> B 0.84-0.85 ->
+// 0.93-0.94x two chained calls (the execution 9.3-9.5 -> 9.6-9.7 us, the chained calls
+// 11.2-11.3 -> 10.3-10.4 us); the Go binding's ExecutorGo on one CPU 95-118 -> 80 ns.
+// kPreemptParks: a version without it (only the waited-call hint) made a call with a
+// future waited at once on one CPU 1.38-1.43x the futex ping-pong (its mailbox push is no
+// waited call, so the thread batched and the answer waited for the caller's park); 64
+// parks outlast the gaps between such calls while a stream's own parks come far apart.
+// Tried: counting every waiter woken since the last idle look (not only by the last work
+// before the park): /1 stayed at 648-720 ns (its caller waits for its oldest future every
+// few calls). Tried: a compiled graph's first steps waking as waited calls (the execution's
+// caller waits; the last node, not the first, wakes it): the execution 10.1-12.9 us.
 //
 // The price: a method on a batched thread that blocks (I/O, a lock) and is woken while its
 // caller streams on that CPU waits for the rest of the caller's slice (the OS default: 1.4
