@@ -58,7 +58,7 @@ namespace {
 using tether_bench::BaselineExecutor;
 using tether_bench::CallEach;
 using tether_bench::Check;
-using tether_bench::NoState;
+using tether_bench::MakeActor;
 using tether_bench::PinThread;
 
 constexpr int64_t kFireAndForgetCalls = 1'000'000;  // per iteration, split between producers
@@ -481,12 +481,7 @@ void BM_Tether_ManyActorsTwoExecutors(benchmark::State &state) {
   Clock::duration create{}, call{};
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    for (size_t i = 0; i < actors.size(); ++i) {
-      tether_actor_options o;
-      tether_actor_options_init(&o);
-      o.executor = e[i % 2];
-      Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &actors[i]), TETHER_OK, "tether_actor_create");
-    }
+    for (size_t i = 0; i < actors.size(); ++i) actors[i] = MakeActor(e[i % 2]);
     const auto t1 = Clock::now();
     CallEach(actors, kManyWindow);
     const auto t2 = Clock::now();

@@ -18,6 +18,16 @@ inline tether_status NoState(tether_task*, void*, void** state_out) {
   return TETHER_OK;
 }
 
+// MakeActor: an actor of null state on executor `on` (the null handle: a thread of its own).
+inline tether_actor MakeActor(tether_executor on) {
+  tether_actor_options o;
+  tether_actor_options_init(&o);
+  o.executor = on;
+  tether_actor a;
+  Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
+  return a;
+}
+
 // AddOne: a method whose result is its arg + 1.
 inline tether_status AddOne(tether_task* t, void*, void* arg) {
   return tether_task_set_result(t, reinterpret_cast<void*>(reinterpret_cast<intptr_t>(arg) + 1), nullptr);

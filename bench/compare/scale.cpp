@@ -50,7 +50,7 @@ namespace {
 using tether_bench::AddOne;
 using tether_bench::CallEach;
 using tether_bench::Check;
-using tether_bench::NoState;
+using tether_bench::MakeActor;
 
 constexpr int kManyActors = 100'000;
 constexpr size_t kCallWindow = 1'024;  // calls in flight at a time in the judged pass (the table says so)
@@ -77,15 +77,6 @@ void sleep_ms(int ms) {
 }
 
 tether_status Nothing(tether_task*, void*, void*) { return TETHER_OK; }
-
-tether_actor make_actor(tether_executor on) {
-  tether_actor_options o;
-  tether_actor_options_init(&o);
-  o.executor = on;
-  tether_actor a;
-  Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
-  return a;
-}
 
 // back_guest_memory: touches kBackedBytes of fresh memory and gives it back, at the start
 // of a 100,000-actor sample. This VM's balloon device reports free 2 MiB blocks to the host
@@ -160,7 +151,7 @@ ManyResult tether_many() {
   // reading (ManySample), so the growth is the actors' alone (it was 8 B an actor more).
   std::vector<tether_actor> actors(kManyActors);
   ManySample s;
-  for (int i = 0; i < kManyActors; ++i) actors[static_cast<size_t>(i)] = make_actor(e[i % 2]);
+  for (int i = 0; i < kManyActors; ++i) actors[static_cast<size_t>(i)] = MakeActor(e[i % 2]);
   s.made();
   CallEach(actors, kCallWindow);
   s.called();
@@ -214,7 +205,7 @@ struct ParkResult {
 // parking: kParkingActors actors, each on a thread of its own, called round robin.
 ParkResult parking(bool with_rings) {
   std::vector<tether_actor> actors;
-  for (int i = 0; i < kParkingActors; ++i) actors.push_back(make_actor(tether_executor{0}));
+  for (int i = 0; i < kParkingActors; ++i) actors.push_back(MakeActor(tether_executor{0}));
   CallEach(actors);  // every constructor has run
   if (with_rings) {
     for (tether_actor a : actors) {
@@ -244,7 +235,7 @@ ParkResult parking(bool with_rings) {
 }
 
 double one_idle_actor_cpu() {
-  tether_actor a = make_actor(tether_executor{0});
+  tether_actor a = MakeActor(tether_executor{0});
   CallEach({a});
   sleep_ms(50);
   const int64_t cpu0 = process_cpu_ns(), wall0 = now_ns();

@@ -472,10 +472,13 @@ TETHER_API tether_status tether_runner_release_nowait(tether_runner r);
  * from its own CPU: its wake-ups then wait for the caller's time slice, and the calls
  * queued meanwhile run in one go. It switches back to SCHED_OTHER as soon as a caller
  * waits for its call at once (tether_actor_call_wait, a future waited for as soon as it
- * is made) or its caller runs on another CPU. The environment variable
- * TETHER_BATCH_STREAMS=0, read once, keeps them at SCHED_OTHER. A thread the library
- * found under another policy, or whose policy its user changed (from a task:
- * sched_setscheduler; or chrt -p with stats.os_thread_id), keeps that policy.
+ * is made), its caller runs on another CPU, or it finds only a few calls each time it
+ * wakes. A caller on that CPU that waits on its own (an atomic, a condition variable)
+ * after each call without a future may still see its round trips ~20 % slower. The
+ * environment variable TETHER_BATCH_STREAMS=0, read once, keeps the threads at
+ * SCHED_OTHER. A thread the library found under another policy, or whose policy its user
+ * changed (from a task: sched_setscheduler; or chrt -p with stats.os_thread_id), keeps
+ * that policy.
  *
  * With `manual = 1` no thread is created: the first thread that calls tether_executor_run
  * becomes the executor's thread for good (a program's main thread, for code that must run

@@ -140,7 +140,9 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
         if (work_ready()) continue;
       }
     }
-    preemption_.before_park(partner_here(cpu));  // may switch this thread's policy
+    if (preemption_.adapting()) {  // may switch this thread's policy
+      preemption_.before_park(partner_here(cpu), inbox_.published_total());
+    }
     presence_->consumer_parks(cpu);
     sleepers_.store(1, std::memory_order_seq_cst);  // C2: a waker sets it back to 0 (P3)
     chaos_point();

@@ -16,10 +16,19 @@
 //   the serving thread, before it parks (C2 in pinned_lane.h)     policy for its next wake-up
 //   its last partner (spin_policy.h) runs on this CPU, its last    SCHED_BATCH
 //     wake-up was not for a waited call (tether_actor_call_wait),
-//     and the last work it ran before each of its last
-//     kPreemptParks parks woke no waiter parked on this CPU
+//     in its last kPreemptParks parks the last work it ran before
+//     each woke no waiter parked on this CPU, and batching has not
+//     missed kMissesToPreempt times in a row since
 //   anything else: a partner elsewhere or unknown, a waited call,  SCHED_OTHER
-//     a waiter woken here (a call with a future waited at once)
+//     a waiter woken here (a call with a future waited at once),
+//     batching that misses
+//
+// A miss: a batched thread that ran at most kFewCalls calls between two parks (the lane's
+// published count, Inbox::published_total). Its caller does not stream: it waits after
+// each call for something the library does not see (its own atomic or condition
+// variable; a compiled graph's execution, whose last node wakes the caller), and the
+// wake-up that no longer preempts it adds a wait and a wake-up to each hand-over. A
+// stream's batched thread runs dozens to thousands of calls a park.
 //
 //   state      event                                             next       system call
 //   kOff       (never changes: see start)                        kOff       none
@@ -58,6 +67,12 @@
 // future waited at once on one CPU 1.38-1.43x the futex ping-pong (its mailbox push is no
 // waited call, so the thread batched and the answer waited for the caller's park); 64
 // parks outlast the gaps between such calls while a stream's own parks come far apart.
+// kFewCalls, kMissesToPreempt: a C++ driver on one CPU posting one fire-and-forget call
+// whose method wakes a std::atomic the caller then waits on took 4.0-4.2 us a round trip
+// with TETHER_BATCH_STREAMS=0 and 5.2-6.1 us batched without the miss rule (two calls a
+// batched park: the caller's wait, then its wake-up); with it 4.7-5.1 us (five runs
+// alternating; the same driver lands in a 4 us or a 5 us rhythm from run to run, and
+// nothing here reaches the first every time). /1 kept its figures (259-330 ns).
 // Tried: counting every waiter woken since the last idle look (not only by the last work
 // before the park): /1 stayed at 648-720 ns (its caller waits for its oldest future every
 // few calls). Tried: a compiled graph's first steps waking as waited calls (the execution's
@@ -65,7 +80,8 @@
 //
 // The price: a method on a batched thread that blocks (I/O, a lock) and is woken while its
 // caller streams on that CPU waits for the rest of the caller's slice (the OS default: 1.4
-// ms here) instead of preempting it.
+// ms here) instead of preempting it; and a caller that waits on its own after each call
+// (above) pays ~0.7-1 us a round trip on one CPU (TETHER_BATCH_STREAMS=0 takes it back).
 //
 // Thread safety: the consumer's state: only the one consumer thread of its lane.
 #pragma once
@@ -83,6 +99,8 @@ namespace tether {
 class WakePreemption {
  public:
   static constexpr uint32_t kPreemptParks = 64;
+  static constexpr uint64_t kFewCalls = 3;  // a batched park after at most this many: a miss
+  static constexpr uint32_t kMissesToPreempt = 2;
   enum class State : uint8_t { kOff, kNormal, kBatch };
   // Switch: the OS call that changes the calling thread's policy (platform's; tests pass
   // their own): true once switched, false (the thread unchanged) if its policy was not
@@ -103,21 +121,35 @@ class WakePreemption {
   // ran: after each work the thread ran; woke_waiter_here: it woke a waiter parked on
   // this CPU (spin_policy.h's take_woke_here).
   void ran(bool woke_waiter_here) noexcept { last_run_woke_waiter_ = woke_waiter_here; }
-  // before_park: before C2; partner_here: the lane's last partner runs on this CPU.
-  void before_park(bool partner_here) noexcept {
+  // before_park: before C2; partner_here: the lane's last partner runs on this CPU;
+  // published: the calls published to the lane so far.
+  void before_park(bool partner_here, uint64_t published) noexcept {
     if (state_ == State::kOff) return;
+    const uint64_t came = published - published_at_park_;
+    published_at_park_ = published;
+    if (state_ == State::kBatch) count_miss(came <= kFewCalls);
     if (last_run_woke_waiter_) preempt_parks_ = kPreemptParks;
     const bool batch = partner_here && !last_wake_waited_ && preempt_parks_ == 0;
     if (preempt_parks_ > 0) --preempt_parks_;
     if (batch != (state_ == State::kBatch)) switch_policy(batch);
   }
   [[nodiscard]] State state() const noexcept { return state_; }
+  // adapting: before_park may switch (else the lane need not count its calls for it).
+  [[nodiscard]] bool adapting() const noexcept { return state_ != State::kOff; }
 
  private:
   void switch_policy(bool batch) noexcept;
+  void count_miss(bool missed) noexcept {
+    misses_ = missed ? misses_ + 1 : 0;
+    if (misses_ < kMissesToPreempt) return;
+    misses_ = 0;
+    preempt_parks_ = kPreemptParks;
+  }
 
   Switch switch_;
-  uint32_t preempt_parks_ = 0;  // parks left with preemption kept (woke_waiter_here)
+  uint64_t published_at_park_ = 0;
+  uint32_t preempt_parks_ = 0;  // parks left with preemption kept
+  uint32_t misses_ = 0;         // batched parks in a row after few calls
   State state_ = State::kOff;
   bool last_wake_waited_ = false;
   bool last_run_woke_waiter_ = false;

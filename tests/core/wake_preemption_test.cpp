@@ -33,7 +33,14 @@ struct Fake {
     g_asked.clear();
     g_refuse = false;
   }
+  // park: before_park after `came` calls were published since the last park (a stream's
+  // many by default).
+  void park(bool partner_here, uint64_t came = 100) {
+    published += came;
+    p.before_park(partner_here, published);
+  }
   WakePreemption p{&fake_switch};
+  uint64_t published = 0;
 };
 
 // A thread started under SCHED_OTHER, with the setting allowing it, adapts; one started
@@ -45,7 +52,7 @@ TEST(WakePreemption, AdaptsOnlyThreadsStartedUnderTheNormalPolicy) {
       f.p.start(found, allowed);
       const bool adapts = allowed && found == FairPolicy::kNormal;
       EXPECT_EQ(adapts ? State::kNormal : State::kOff, f.p.state());
-      for (int i = 0; i < 3; ++i) f.p.before_park(/*partner_here=*/true);
+      for (int i = 0; i < 3; ++i) f.park(/*partner_here=*/true);
       EXPECT_EQ(adapts ? 1u : 0u, g_asked.size());
       EXPECT_EQ(adapts ? State::kBatch : State::kOff, f.p.state());
     }
@@ -57,26 +64,26 @@ TEST(WakePreemption, AdaptsOnlyThreadsStartedUnderTheNormalPolicy) {
 TEST(WakePreemption, BatchesForAStreamOnItsCpuAndPreemptsOtherwise) {
   Fake f;
   f.p.start(FairPolicy::kNormal, true);
-  f.p.before_park(/*partner_here=*/false);
+  f.park(/*partner_here=*/false);
   EXPECT_TRUE(g_asked.empty()) << "no change, no system call";
   f.p.woken(/*for_waited_call=*/false);
   f.p.ran(false);
-  f.p.before_park(true);
+  f.park(true);
   ASSERT_EQ(1u, g_asked.size());
   EXPECT_EQ(FairPolicy::kNormal, g_asked[0].from);
   EXPECT_EQ(FairPolicy::kBatch, g_asked[0].to);
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(1u, g_asked.size()) << "already batched";
   f.p.woken(/*for_waited_call=*/true);
-  f.p.before_park(true);
+  f.park(true);
   ASSERT_EQ(2u, g_asked.size());
   EXPECT_EQ(FairPolicy::kBatch, g_asked[1].from);
   EXPECT_EQ(FairPolicy::kNormal, g_asked[1].to);
   EXPECT_EQ(State::kNormal, f.p.state());
   f.p.woken(false);
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(State::kBatch, f.p.state());
-  f.p.before_park(/*partner_here=*/false);
+  f.park(/*partner_here=*/false);
   EXPECT_EQ(State::kNormal, f.p.state());
   EXPECT_EQ(4u, g_asked.size());
 }
@@ -88,17 +95,17 @@ TEST(WakePreemption, AWaiterWokenHereKeepsPreemptionForSomeParks) {
   f.p.start(FairPolicy::kNormal, true);
   f.p.ran(true);
   f.p.ran(false);  // a call after the one that woke the waiter: a stream again
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(State::kBatch, f.p.state());
   f.p.ran(true);
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(State::kNormal, f.p.state());
   f.p.ran(false);
   for (uint32_t i = 1; i < WakePreemption::kPreemptParks; ++i) {
-    f.p.before_park(true);
+    f.park(true);
     ASSERT_EQ(State::kNormal, f.p.state()) << "park " << i;
   }
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(State::kBatch, f.p.state());
   EXPECT_EQ(3u, g_asked.size());
 }
@@ -109,15 +116,39 @@ TEST(WakePreemption, ARefusedSwitchStopsSwitchingForGood) {
   Fake f;
   f.p.start(FairPolicy::kNormal, true);
   g_refuse = true;
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(State::kOff, f.p.state());
   g_refuse = false;
   f.p.woken(true);
-  f.p.before_park(true);
+  f.park(true);
   f.p.woken(false);
-  f.p.before_park(true);
+  f.park(true);
   EXPECT_EQ(1u, g_asked.size());
   EXPECT_EQ(State::kOff, f.p.state());
+}
+
+// A batched thread that ran at most kFewCalls calls between parks, twice in a row, was
+// not streamed to: it preempts again, for kPreemptParks parks; one such park alone, or
+// parks after more calls, do not count.
+TEST(WakePreemption, BatchingThatMissesTwiceInARowPreemptsAgain) {
+  constexpr uint64_t kFew = WakePreemption::kFewCalls;
+  Fake f;
+  f.p.start(FairPolicy::kNormal, true);
+  f.park(true);
+  ASSERT_EQ(State::kBatch, f.p.state());
+  f.park(true, kFew);
+  f.park(true, kFew + 1);
+  f.park(true, 0);
+  EXPECT_EQ(State::kBatch, f.p.state()) << "misses apart";
+  f.park(true, 1);
+  EXPECT_EQ(State::kNormal, f.p.state()) << "two in a row";
+  for (uint32_t i = 1; i < WakePreemption::kPreemptParks; ++i) {
+    f.park(true, 1);
+    ASSERT_EQ(State::kNormal, f.p.state()) << "park " << i;
+  }
+  f.park(true, 1);
+  EXPECT_EQ(State::kBatch, f.p.state()) << "tried again";
+  EXPECT_EQ(3u, g_asked.size());
 }
 
 // TETHER_BATCH_STREAMS: "0" turns it off; unset or anything else leaves it on.

@@ -489,6 +489,18 @@ int policy_once_parked(uint64_t tid) {
 struct PinnedActor {
   tether_actor actor{};
   uint64_t tid = 0;
+  bool live = false;          // actor made and not released
+  std::atomic<int> done{0};  // a round's last call ran
+  PinnedActor() = default;
+  PinnedActor(const PinnedActor &) = delete;
+  PinnedActor &operator=(const PinnedActor &) = delete;
+  ~PinnedActor() {  // after a failure: its calls still queued run (they use done) first
+    if (live) (void)tether_actor_release(actor);
+  }
+  bool release() {
+    live = false;
+    return tether_actor_release(actor) == TETHER_OK;
+  }
   bool make(int cpu) {
     if (tether_actor_create(nullptr, [](tether_task *, void *, void **state) {
           *state = nullptr;
@@ -496,6 +508,7 @@ struct PinnedActor {
         }, nullptr, nullptr, nullptr, &actor) != TETHER_OK) {
       return false;
     }
+    live = true;
     tether_actor_stats as{};
     as.struct_size = sizeof as;
     if (tether_actor_call_wait(actor, nullptr, ok_method, nullptr, nullptr, -1, nullptr, nullptr) != TETHER_OK ||
@@ -514,7 +527,7 @@ struct PinnedActor {
   int stream(int rounds, int until) {
     int policy = -1;
     for (int r = 0; r < rounds; ++r) {
-      std::atomic<int> done{0};
+      done.store(0);
       for (int i = 0; i < 255; ++i) {
         if (tether_actor_call(actor, nullptr, ok_method, nullptr, nullptr, nullptr) != TETHER_OK) return -1;
       }
@@ -597,8 +610,7 @@ int wake_preemption() {
 
   std::printf("stream=%d waited=%d stream_again=%d future=%d user_idle=%d inherited_batch=%d\n", stream, waited,
               stream_again, future, user_idle, inherited_batch);
-  const bool released = tether_actor_release(a.actor) == TETHER_OK && tether_actor_release(idle.actor) == TETHER_OK &&
-                        tether_actor_release(batch.actor) == TETHER_OK;
+  const bool released = a.release() && idle.release() && batch.release();
   return released ? 0 : fail("release");
 }
 #else
