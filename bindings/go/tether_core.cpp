@@ -168,12 +168,14 @@ void heavy_fence() noexcept;
 // open and close, a released handle: under mutex_) and the capacity, which every admit
 // reads, fill the producers' line (with the capacity on the slow paths' line, 100,000
 // actors called in turn took a cache miss more a call on the caller's side: callgrind,
-// 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
-// bounded, the rest written only under a lock taken off the hot paths) follow, on no line
-// of their own: the owner's rarely written fields share theirs. The ledger does not align
-// itself (an alignas would make its owner 64-aligned, and an actor's shared_ptr count
-// would then take a line of its own): its owner places it where a line starts (actor.h,
-// executor.h). The fast calls' consumer counts share the consumers' line with the general
+// 2026-12-06), with the rejections (counted by producers) and the kept errors' list
+// (made once, at the first failure). The mutex, the consumers' copy of whether the queue
+// is bounded and the producers' wait follow, on no line of their own: the owner's rarely
+// written fields share theirs (144 bytes in all; 160 with the tallies in a vector and the
+// rejections after the lines: actor.h's layout says what 16 bytes cost). The ledger does
+// not align itself (an alignas would make its owner 64-aligned, and an actor's
+// shared_ptr count would then take a line of its own): its owner places it where a line
+// starts (actor.h, executor.h). The fast calls' consumer counts share the consumers' line with the general
 // ones: on an actor without groups one thread writes both; with groups, a group thread
 // and the default thread may share that line.
 
@@ -663,7 +665,7 @@ class CallLedger {
   // kLineBytes: the two lines of the layout comment; kBytes: all of it (the constructor's
   // static_asserts hold both).
   static constexpr size_t kLineBytes = 2 * 64;
-  static constexpr size_t kBytes = kLineBytes + 32;
+  static constexpr size_t kBytes = kLineBytes + 16;
 
   explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
@@ -720,16 +722,18 @@ class CallLedger {
   // made: then only the failure count shows it.
   void fire_and_forget_failed(ErrorPtr e) noexcept;
 
-  // Tally: one producer thread's fast calls admitted (written by that thread only).
+  // Tally: one producer thread's fast calls admitted (written by that thread only), and
+  // its link in the ledger's list of tallies.
   struct alignas(64) Tally {
     std::atomic<uint64_t> admitted{0};
+    Tally* next = nullptr;  // guarded by the ledger's mutex_, while the tally is listed
     void add(int64_t n) noexcept {  // the owner thread: a plain store, no RMW
       admitted.store(admitted.load(std::memory_order_relaxed) + static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
   };
   // add_tally / remove_tally: a producer starts or stops calling fast; what it admitted
-  // stays counted. Throws std::bad_alloc (add).
-  void add_tally(Tally* t);
+  // stays counted. t stays listed (and alive) until it is removed.
+  void add_tally(Tally* t) noexcept;
   void remove_tally(Tally* t) noexcept;
   // fast_admitted: every fast call admitted so far.
   [[nodiscard]] uint64_t fast_admitted() const noexcept;
@@ -776,8 +780,10 @@ class CallLedger {
   const size_t capacity_;                  // 0: unbounded. Read by every admit: on this line
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   bool handle_ended_ = false;              // guarded by mutex_
-  std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
+  Tally* tallies_ = nullptr;               // guarded by mutex_: producers calling fast now, linked by next
   uint64_t retired_admitted_ = 0;          // guarded by mutex_: admitted through removed tallies
+  std::atomic<uint64_t> rejected_{0};
+  std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   // The consumers' line: the threads that run calls, and cancellers.
   std::atomic<uint64_t> left_{0};
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0};
@@ -786,8 +792,6 @@ class CallLedger {
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
   // The slow paths' fields.
-  std::atomic<uint64_t> rejected_{0};
-  std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
   // bounded_: capacity_ != 0, for leave(): the consumers' copy, so that they never read
   // the producers' line. After the mutex: in its word's padding.
@@ -818,15 +822,26 @@ class CallLedger {
 // The owner's end may come before the group exists: orphan() is remembered, and a group
 // made after it is orphaned too, so no thread is ever left unjoined.
 //
-// Thread safety: every member may be called from any thread. made_ goes from null to the
-// group's holder once (compare-exchange; a loser drops its own) and the holder is never
-// written again, so readers copy it freely. get() installs made_ and then reads
-// orphaned_; orphan() sets orphaned_ and then reads made_ (all seq_cst): of two that race,
-// at least one sees the other's write, so a group made during or after orphan() is
-// orphaned (twice is harmless: ThreadGroup::orphan only marks and schedules).
+// Thread safety: every member may be called from any thread. One word holds both the
+// group's holder (null until made) and whether the owner orphaned it (kOrphaned, its low
+// bit: a holder is 8-aligned), so each change is one read-modify-write and no two can
+// miss each other:
+//
+//   word (holder, orphaned)  | get()                               | orphan()
+//   (null, no)               | CAS to (made, no): made             | -> (null, yes)
+//   (null, yes)              | CAS to (made, yes): made, orphaned  | stays
+//   (made, no)               | returns made                        | -> (made, yes): orphans made
+//   (made, yes)              | returns made                        | stays (orphaned once already)
+//
+// The holder is never written again once installed (a CAS loser drops its own), so
+// readers copy it freely; a group made after orphan() sees the bit in the word it
+// installs into, one made before is the one orphan() finds. (Twice is harmless anyway:
+// ThreadGroup::orphan only marks and schedules.) One word: an actor carries one
+// (measured 2026-12-07: a word and a flag took 16 bytes of the actor).
 // Lifetime: the owner's; the group itself is shared (each of its threads holds it).
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 // ---- core/thread_group.h ----
@@ -1038,6 +1053,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
 
   // running: threads spawned and not yet exited.
   [[nodiscard]] size_t running() const;
+  // orphaned: orphan() was called.
+  [[nodiscard]] bool orphaned() const;
 
   void exited(const platform::Thread& self) noexcept override;
 
@@ -1083,7 +1100,7 @@ namespace tether {
 class LazyThreadGroup {
  public:
   LazyThreadGroup() = default;
-  ~LazyThreadGroup() { delete made_.load(std::memory_order_acquire); }
+  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }
   LazyThreadGroup(const LazyThreadGroup&) = delete;
   LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
 
@@ -1095,8 +1112,11 @@ class LazyThreadGroup {
   void join_all();
 
  private:
-  std::atomic<std::shared_ptr<ThreadGroup>*> made_{nullptr};
-  std::atomic<bool> orphaned_{false};
+  using Holder = std::shared_ptr<ThreadGroup>;
+  static constexpr uintptr_t kOrphaned = 1;
+  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept { return reinterpret_cast<Holder*>(word & ~kOrphaned); }
+
+  std::atomic<uintptr_t> word_{0};  // the state table above
 };
 
 }  // namespace tether
@@ -4412,8 +4432,10 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     std::string name;
     uint32_t threads = 1;
   };
+  // kDefaultName: an actor's name when its creator gives none (kept by none: name()).
+  static constexpr char kDefaultName[] = "tether-actor";
   struct Options {
-    std::string name = "tether-actor";
+    std::string name = kDefaultName;
     std::shared_ptr<Executor> executor;  // null: a dedicated new thread
     std::vector<GroupSpec> groups;
     size_t mailbox_capacity = 0;
@@ -4479,7 +4501,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // alive: the constructor succeeded (acquire: state_ptr() is then visible).
   [[nodiscard]] bool alive() const noexcept { return life_.load(std::memory_order_acquire) == Life::Alive; }
   [[nodiscard]] void* state_ptr() const noexcept { return state_ptr_; }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name() const noexcept {
+    return extras_ && !extras_->name.empty() ? extras_->name : default_name();
+  }
   // origin: what the tasks of this actor's calls know of it.
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
@@ -4612,7 +4636,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void start_stop(bool cancel);
 
   [[nodiscard]] std::span<Group> groups() const noexcept {
-    return groups_ ? std::span<Group>(*groups_) : std::span<Group>();
+    return extras_ ? std::span<Group>(extras_->groups) : std::span<Group>();
   }
 
   // DtorCall: the destructor's call, made with the actor (its end never lacks memory) and
@@ -4643,11 +4667,32 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     std::shared_ptr<Actor> self_;
   };
 
-  // Layout: an actor is at most 432 bytes, so that with the shared_ptr's count (16 bytes,
-  // before it in its block) it fills a 448-byte ActorSlab block (static_asserts in
-  // actor.cpp; 100,000 actors carry 100,000 of them). Not aligned to a line itself (that
-  // would give the count a line of its own): the block is, and the count's 16 bytes and
-  // the actor's first 48 fill the block's first line.
+  // Extras: what only some actors have: a name of their own, concurrency groups, a manual
+  // executor's destructor call. Made at creation when one of them is needed, before the
+  // handle exists; then read-only but for manual_dtor_call (guarded by mutex_ until
+  // queued). Most actors have none, and carry a null pointer instead of 48 bytes (the
+  // layout below).
+  struct Extras {
+    std::string name;  // empty: kDefaultName
+    std::vector<Group> groups;
+    std::unique_ptr<DtorCall> manual_dtor_call;
+  };
+  // default_name: kDefaultName as a string that is never destroyed (an actor may be named
+  // while the process exits).
+  [[nodiscard]] static const std::string& default_name() noexcept;
+  // extras: made at need (creation only). Throws std::bad_alloc.
+  Extras& extras() {
+    if (!extras_) extras_ = std::make_unique<Extras>();
+    return *extras_;
+  }
+
+  // Layout: an actor is at most 368 bytes, so that with the shared_ptr's count (16 bytes,
+  // before it in its block) it fills a 384-byte ActorSlab block (static_asserts in
+  // actor.cpp; 100,000 actors carry 100,000 of them). Measured 2026-12-07: in 448-byte
+  // blocks (a name, the groups and a manual destructor call inline, the ledger 160 bytes)
+  // 485-512 bytes of RSS an actor, against target 7's 512; in 384-byte ones 427-438.
+  // Not aligned to a line itself (that would give the count a line of its own): the
+  // block is, and the count's 16 bytes and the actor's first 48 fill its first line.
   //  - Block bytes 0-63: the count; the bases (FastTarget's vtable pointer, the weak self
   //    of enable_shared_from_this); what every call reads (the default lane, the state,
   //    the life and the stop flags). Written once or rarely; the count only where a call
@@ -4674,9 +4719,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   CallLedger ledger_;
-  const std::string name_;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
-  std::unique_ptr<std::vector<Group>> groups_;  // null: no concurrency groups (most actors)
+  std::unique_ptr<Extras> extras_;      // null: no name, no groups, not on a manual executor
   LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // origin_: its tasks' (cancel_, the handle, group_threads_); written once, before the
   // constructor call is queued. origin_.actor is the actor's handle.
@@ -4690,12 +4734,17 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   bool handle_ended_ = false;    // guarded by mutex_
   bool dedicated_ = false;       // executor_ exists for this actor alone
   // The destructor call (DtorCall, dtor_call()): the heap's for an actor on a manual
-  // executor, else inner_dtor_call_; pushed once by finish_if_idle (the heap's is the
-  // lane's then); its self() (guarded by mutex_) holds the actor from the stop to the
-  // call's end.
-  std::unique_ptr<DtorCall> manual_dtor_call_;
+  // executor (Extras::manual_dtor_call), else inner_dtor_call_; pushed once by
+  // finish_if_idle (the heap's is the lane's then); its self() (guarded by mutex_) holds
+  // the actor from the stop to the call's end.
   DtorCall inner_dtor_call_;
-  [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
+  [[nodiscard]] DtorCall* manual_dtor_call() const noexcept {
+    return extras_ ? extras_->manual_dtor_call.get() : nullptr;
+  }
+  [[nodiscard]] DtorCall& dtor_call() noexcept {
+    DtorCall* manual = manual_dtor_call();
+    return manual != nullptr ? *manual : inner_dtor_call_;
+  }
 };
 
 inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,
@@ -4756,9 +4805,9 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
 #include <cstring>
 
 // ---- core/actor_slab.h ----
-// ActorSlab: the blocks actors live in (block_slab.h): 448 bytes, 64-byte aligned, each
+// ActorSlab: the blocks actors live in (block_slab.h): 384 bytes, 64-byte aligned, each
 // the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
-// layout: the two share the block's first line), carved 64 at a time (28 KiB and a
+// layout: the two share the block's first line), carved 64 at a time (24 KiB and a
 // 64-byte header).
 
 #include <cstddef>
@@ -4766,7 +4815,7 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
 
 namespace tether {
 
-using ActorSlab = BlockSlab</*kBlockSize=*/7 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using ActorSlab = BlockSlab</*kBlockSize=*/6 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
 
 // kActorCountBytes: what std::allocate_shared puts before the actor in its block
 // (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.
@@ -5301,7 +5350,8 @@ void Actor::DtorCall::dispose() noexcept {
 }
 
 Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor)
-    : ledger_(mailbox_capacity), name_(std::move(name)), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+    : ledger_(mailbox_capacity), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+  if (name != kDefaultName) extras().name = std::move(name);
   // The layout comment (actor.h), on 64-bit targets. offsetof on a class that is not
   // standard-layout is conditionally supported: g++ and clang give the plain offset. The
   // count's 16 bytes before the actor are libstdc++'s (_Sp_counted_base: a vtable pointer
@@ -5314,7 +5364,16 @@ Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_f
   static_assert(kActorCountBytes + sizeof(Actor) <= ActorSlab::kBlockBytes, "an actor and its count fit an ActorSlab block");
 }
 
-Actor::~Actor() = default;  // the destructor call never ran unless the actor stopped
+Actor::~Actor() = default;
+
+const std::string& Actor::default_name() noexcept {
+  // Short enough for libstdc++ to keep it in the string itself: made without allocating,
+  // so it cannot throw.
+  static_assert(sizeof(kDefaultName) <= 16, "fits std::string's own buffer");
+  alignas(std::string) static unsigned char storage[sizeof(std::string)];
+  static const std::string* const name = new (storage) std::string(kDefaultName);
+  return *name;
+}  // the destructor call never ran unless the actor stopped
 
 bool Actor::ledger_starts_a_line() const noexcept { return reinterpret_cast<uintptr_t>(&ledger_) % 64 == 0; }
 
@@ -5346,19 +5405,17 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   std::unique_ptr<CtorCall> ctor_call;
   try {
     if (actor->executor_->options().manual) {  // made now: the end never lacks memory (DtorCall: actor.h)
-      actor->manual_dtor_call_.reset(new DtorCall(dtor, /*inside_actor=*/false));
+      actor->extras().manual_dtor_call.reset(new DtorCall(dtor, /*inside_actor=*/false));
     }
-    if (!o.groups.empty()) {
-      actor->groups_ = std::make_unique<std::vector<Group>>();
-      actor->groups_->reserve(o.groups.size());
-    }
+    if (!o.groups.empty()) actor->extras().groups.reserve(o.groups.size());
     for (const GroupSpec& spec : o.groups) {
       Lane::Options lane;
       lane.name = o.name + "/" + spec.name;
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
-      actor->groups_->push_back(Group{spec.name, Lane::make(std::move(lane))});
-      actor->groups_->back().lane->start(*actor->group_threads_.get(), actor);
+      std::vector<Group>& groups = actor->extras().groups;
+      groups.push_back(Group{spec.name, Lane::make(std::move(lane))});
+      groups.back().lane->start(*actor->group_threads_.get(), actor);
     }
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
@@ -5387,19 +5444,19 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   if (life_.load(std::memory_order_acquire) == Life::Dead) {
     ledger_.reject();
     ErrorPtr cause = dead_error()->cause;
-    throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name_ + "' is dead: its constructor failed: " +
+    throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name() + "' is dead: its constructor failed: " +
                                                (cause ? cause->message : std::string()));
   }
   if (stopped(std::memory_order_seq_cst)) {
     ledger_.reject();
-    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name() + "' is stopping or stopped");
   }
   if (lane->manual() && lane->closed()) {
     ledger_.reject();
-    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name() + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name_, "mailbox"});
+  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name(), "mailbox"});
   std::shared_ptr<Future> future;
   Call* c;
   try {
@@ -5428,7 +5485,7 @@ Lane& Actor::group_lane(const char* group) const {
   for (const Group& g : groups()) {
     if (g.name == group) return *g.lane;
   }
-  throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
+  throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name() + "' has no concurrency group '" + group + "'");
 }
 
 bool Actor::post(Lane& lane, Call* c) noexcept {
@@ -5450,7 +5507,7 @@ ErrorPtr Actor::dead_error_or_null() const noexcept {
 }
 
 ErrorPtr Actor::dead_error() const {
-  return make_error(TETHER_E_ACTOR_DEAD, 0, "actor '" + name_ + "' is dead: its constructor failed",
+  return make_error(TETHER_E_ACTOR_DEAD, 0, "actor '" + name() + "' is dead: its constructor failed",
                     default_lane_->name(), {}, ctor_error_);
 }
 
@@ -5481,7 +5538,7 @@ void Actor::finish_if_idle() noexcept {
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
     keep = dtor_call().self();
-    queued = manual_dtor_call_ ? manual_dtor_call_.release() : &inner_dtor_call_;  // the lane's now
+    queued = manual_dtor_call() != nullptr ? extras_->manual_dtor_call.release() : &inner_dtor_call_;  // the lane's now
   }
   default_lane_->push(queued);
 }
@@ -6104,7 +6161,7 @@ CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity), bounded_
   // (On 64-bit targets: a 32-bit one's lines are shorter than 64 bytes, which costs only speed.)
   static_assert(offsetof(CallLedger, admitted_) == 0, "the producers' line starts the ledger");
   static_assert(sizeof(void*) != 8 || offsetof(CallLedger, left_) == 64, "the consumers' line is the second");
-  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, rejected_) == kLineBytes, "the slow fields follow");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, mutex_) == kLineBytes, "the slow fields follow");
 #pragma GCC diagnostic pop
   static_assert(sizeof(CallLedger) <= kBytes, "the ledger's size (call_ledger.h)");
 }
@@ -6190,18 +6247,19 @@ void CallLedger::fire_and_forget_failed(ErrorPtr e) noexcept {
   failed();  // after the error is kept: a reader that sees the count finds the error
 }
 
-void CallLedger::add_tally(Tally* t) {
+void CallLedger::add_tally(Tally* t) noexcept {
   std::lock_guard lock(mutex_);
-  tallies_.push_back(t);
+  t->next = tallies_;
+  tallies_ = t;
 }
 
 void CallLedger::remove_tally(Tally* t) noexcept {
   std::lock_guard lock(mutex_);
-  for (size_t i = 0; i < tallies_.size(); ++i) {
-    if (tallies_[i] == t) {
+  for (Tally** link = &tallies_; *link != nullptr; link = &(*link)->next) {
+    if (*link == t) {
       retired_admitted_ += t->admitted.load(std::memory_order_relaxed);
-      tallies_[i] = tallies_.back();
-      tallies_.pop_back();
+      *link = t->next;
+      t->next = nullptr;
       return;
     }
   }
@@ -6209,7 +6267,7 @@ void CallLedger::remove_tally(Tally* t) noexcept {
 
 uint64_t CallLedger::fast_admitted_locked() const noexcept {
   uint64_t n = retired_admitted_;
-  for (const Tally* t : tallies_) n += t->admitted.load(std::memory_order_acquire);
+  for (const Tally* t = tallies_; t != nullptr; t = t->next) n += t->admitted.load(std::memory_order_acquire);
   return n;
 }
 
@@ -10343,6 +10401,11 @@ void ThreadGroup::join_all() {
   }
 }
 
+bool ThreadGroup::orphaned() const {
+  std::lock_guard lock(mutex_);
+  return orphaned_;
+}
+
 void ThreadGroup::orphan() {
   bool schedule = false;
   {
@@ -10369,23 +10432,28 @@ size_t ThreadGroup::running() const {
 namespace tether {
 
 std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) return *made;
-  auto fresh = std::make_unique<std::shared_ptr<ThreadGroup>>(std::make_shared<ThreadGroup>());
-  std::shared_ptr<ThreadGroup>* installed = nullptr;
-  if (made_.compare_exchange_strong(installed, fresh.get(), std::memory_order_seq_cst, std::memory_order_acquire)) {
-    installed = fresh.release();
-  }  // else installed is the winner's, and fresh goes
-  if (orphaned_.load(std::memory_order_seq_cst)) (*installed)->orphan();
-  return *installed;
+  uintptr_t word = word_.load(std::memory_order_acquire);
+  if (Holder* made = holder(word)) return *made;
+  auto fresh = std::make_unique<Holder>(std::make_shared<ThreadGroup>());
+  static_assert(alignof(Holder) > kOrphaned, "a holder's low bit is free");
+  while (holder(word) == nullptr) {  // (null, either): install, keeping the bit
+    const uintptr_t installed = reinterpret_cast<uintptr_t>(fresh.get()) | (word & kOrphaned);
+    if (word_.compare_exchange_weak(word, installed, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      Holder* made = fresh.release();
+      if ((word & kOrphaned) != 0) (*made)->orphan();  // orphan() came first and found none
+      return *made;
+    }
+  }
+  return *holder(word);  // another's (made, either): fresh goes
 }
 
 void LazyThreadGroup::orphan() {
-  orphaned_.store(true, std::memory_order_seq_cst);
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_seq_cst)) (*made)->orphan();
+  const uintptr_t before = word_.fetch_or(kOrphaned, std::memory_order_acq_rel);
+  if ((before & kOrphaned) == 0 && holder(before) != nullptr) (*holder(before))->orphan();
 }
 
 void LazyThreadGroup::join_all() {
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) (*made)->join_all();
+  if (Holder* made = holder(word_.load(std::memory_order_acquire))) (*made)->join_all();
 }
 
 }  // namespace tether
@@ -10919,7 +10987,7 @@ constexpr size_t kActorOptionsV1 = offsetof(tether_actor_options, mailbox_capaci
 Actor::Options read_actor_options(const tether_actor_options* o) {
   const tether_actor_options in = read_options(o, &tether_actor_options_init, kActorOptionsV1, "tether_actor_options");
   Actor::Options options;
-  options.name = name_option(in.name, "tether-actor", "tether_actor_options.name");
+  options.name = name_option(in.name, Actor::kDefaultName, "tether_actor_options.name");
   if (in.executor.id != 0) options.executor = lookup(in.executor);
   if (in.group_count > 0 && in.groups == nullptr) {
     fail(TETHER_E_INVALID_ARGUMENT, "tether_actor_options.groups is NULL but group_count is " +
@@ -11128,7 +11196,7 @@ TETHER_API void tether_actor_options_init(tether_actor_options* o) {
   if (o == nullptr) return;
   *o = tether_actor_options{};
   o->struct_size = sizeof(tether_actor_options);
-  o->name = "tether-actor";
+  o->name = Actor::kDefaultName;
   o->executor = tether_executor{0};
   o->groups = nullptr;
   o->group_count = 0;

@@ -18,7 +18,7 @@ constexpr size_t kActorOptionsV1 = offsetof(tether_actor_options, mailbox_capaci
 Actor::Options read_actor_options(const tether_actor_options* o) {
   const tether_actor_options in = read_options(o, &tether_actor_options_init, kActorOptionsV1, "tether_actor_options");
   Actor::Options options;
-  options.name = name_option(in.name, "tether-actor", "tether_actor_options.name");
+  options.name = name_option(in.name, Actor::kDefaultName, "tether_actor_options.name");
   if (in.executor.id != 0) options.executor = lookup(in.executor);
   if (in.group_count > 0 && in.groups == nullptr) {
     fail(TETHER_E_INVALID_ARGUMENT, "tether_actor_options.groups is NULL but group_count is " +
@@ -227,7 +227,7 @@ TETHER_API void tether_actor_options_init(tether_actor_options* o) {
   if (o == nullptr) return;
   *o = tether_actor_options{};
   o->struct_size = sizeof(tether_actor_options);
-  o->name = "tether-actor";
+  o->name = Actor::kDefaultName;
   o->executor = tether_executor{0};
   o->groups = nullptr;
   o->group_count = 0;

@@ -219,7 +219,8 @@ void Actor::DtorCall::dispose() noexcept {
 }
 
 Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_fn dtor)
-    : ledger_(mailbox_capacity), name_(std::move(name)), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+    : ledger_(mailbox_capacity), inner_dtor_call_(dtor, /*inside_actor=*/true) {
+  if (name != kDefaultName) extras().name = std::move(name);
   // The layout comment (actor.h), on 64-bit targets. offsetof on a class that is not
   // standard-layout is conditionally supported: g++ and clang give the plain offset. The
   // count's 16 bytes before the actor are libstdc++'s (_Sp_counted_base: a vtable pointer
@@ -232,7 +233,16 @@ Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_f
   static_assert(kActorCountBytes + sizeof(Actor) <= ActorSlab::kBlockBytes, "an actor and its count fit an ActorSlab block");
 }
 
-Actor::~Actor() = default;  // the destructor call never ran unless the actor stopped
+Actor::~Actor() = default;
+
+const std::string& Actor::default_name() noexcept {
+  // Short enough for libstdc++ to keep it in the string itself: made without allocating,
+  // so it cannot throw.
+  static_assert(sizeof(kDefaultName) <= 16, "fits std::string's own buffer");
+  alignas(std::string) static unsigned char storage[sizeof(std::string)];
+  static const std::string* const name = new (storage) std::string(kDefaultName);
+  return *name;
+}  // the destructor call never ran unless the actor stopped
 
 bool Actor::ledger_starts_a_line() const noexcept { return reinterpret_cast<uintptr_t>(&ledger_) % 64 == 0; }
 
@@ -264,19 +274,17 @@ uint64_t Actor::create(Options options, tether_ctor_fn ctor, tether_dtor_fn dtor
   std::unique_ptr<CtorCall> ctor_call;
   try {
     if (actor->executor_->options().manual) {  // made now: the end never lacks memory (DtorCall: actor.h)
-      actor->manual_dtor_call_.reset(new DtorCall(dtor, /*inside_actor=*/false));
+      actor->extras().manual_dtor_call.reset(new DtorCall(dtor, /*inside_actor=*/false));
     }
-    if (!o.groups.empty()) {
-      actor->groups_ = std::make_unique<std::vector<Group>>();
-      actor->groups_->reserve(o.groups.size());
-    }
+    if (!o.groups.empty()) actor->extras().groups.reserve(o.groups.size());
     for (const GroupSpec& spec : o.groups) {
       Lane::Options lane;
       lane.name = o.name + "/" + spec.name;
       lane.threads = spec.threads;
       lane.gated = true;  // methods start only after the constructor
-      actor->groups_->push_back(Group{spec.name, Lane::make(std::move(lane))});
-      actor->groups_->back().lane->start(*actor->group_threads_.get(), actor);
+      std::vector<Group>& groups = actor->extras().groups;
+      groups.push_back(Group{spec.name, Lane::make(std::move(lane))});
+      groups.back().lane->start(*actor->group_threads_.get(), actor);
     }
     // Made before the handle exists: once it does, nothing may fail (a failing create
     // leaves no handle and no thread behind; its arg dies with the call, before we return).
@@ -305,19 +313,19 @@ std::shared_ptr<Future> Actor::call_general(const char* group, tether_method_fn 
   if (life_.load(std::memory_order_acquire) == Life::Dead) {
     ledger_.reject();
     ErrorPtr cause = dead_error()->cause;
-    throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name_ + "' is dead: its constructor failed: " +
+    throw StatusError(TETHER_E_ACTOR_DEAD, "actor '" + name() + "' is dead: its constructor failed: " +
                                                (cause ? cause->message : std::string()));
   }
   if (stopped(std::memory_order_seq_cst)) {
     ledger_.reject();
-    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is stopping or stopped");
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name() + "' is stopping or stopped");
   }
   if (lane->manual() && lane->closed()) {
     ledger_.reject();
-    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name_ + "' is on a manual executor whose handle was released: "
+    throw StatusError(TETHER_E_SHUTDOWN, "actor '" + name() + "' is on a manual executor whose handle was released: "
                                              "nothing can run its calls");
   }
-  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name_, "mailbox"});
+  ledger_.admit_or_throw(room, [&] { return lane->is_inside(); }, {"actor", name(), "mailbox"});
   std::shared_ptr<Future> future;
   Call* c;
   try {
@@ -346,7 +354,7 @@ Lane& Actor::group_lane(const char* group) const {
   for (const Group& g : groups()) {
     if (g.name == group) return *g.lane;
   }
-  throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name_ + "' has no concurrency group '" + group + "'");
+  throw StatusError(TETHER_E_NOT_FOUND, "actor '" + name() + "' has no concurrency group '" + group + "'");
 }
 
 bool Actor::post(Lane& lane, Call* c) noexcept {
@@ -368,7 +376,7 @@ ErrorPtr Actor::dead_error_or_null() const noexcept {
 }
 
 ErrorPtr Actor::dead_error() const {
-  return make_error(TETHER_E_ACTOR_DEAD, 0, "actor '" + name_ + "' is dead: its constructor failed",
+  return make_error(TETHER_E_ACTOR_DEAD, 0, "actor '" + name() + "' is dead: its constructor failed",
                     default_lane_->name(), {}, ctor_error_);
 }
 
@@ -399,7 +407,7 @@ void Actor::finish_if_idle() noexcept {
     // The destructor call may run, and the actor and its executor end, before push()
     // returns from waking the lane: hold the actor (and so the lane) until it has.
     keep = dtor_call().self();
-    queued = manual_dtor_call_ ? manual_dtor_call_.release() : &inner_dtor_call_;  // the lane's now
+    queued = manual_dtor_call() != nullptr ? extras_->manual_dtor_call.release() : &inner_dtor_call_;  // the lane's now
   }
   default_lane_->push(queued);
 }

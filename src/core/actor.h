@@ -84,8 +84,10 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     std::string name;
     uint32_t threads = 1;
   };
+  // kDefaultName: an actor's name when its creator gives none (kept by none: name()).
+  static constexpr char kDefaultName[] = "tether-actor";
   struct Options {
-    std::string name = "tether-actor";
+    std::string name = kDefaultName;
     std::shared_ptr<Executor> executor;  // null: a dedicated new thread
     std::vector<GroupSpec> groups;
     size_t mailbox_capacity = 0;
@@ -151,7 +153,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // alive: the constructor succeeded (acquire: state_ptr() is then visible).
   [[nodiscard]] bool alive() const noexcept { return life_.load(std::memory_order_acquire) == Life::Alive; }
   [[nodiscard]] void* state_ptr() const noexcept { return state_ptr_; }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name() const noexcept {
+    return extras_ && !extras_->name.empty() ? extras_->name : default_name();
+  }
   // origin: what the tasks of this actor's calls know of it.
   [[nodiscard]] const TaskOrigin& origin() const noexcept { return origin_; }
   // dead_error: the ACTOR_DEAD error whose cause is the constructor's.
@@ -284,7 +288,7 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void start_stop(bool cancel);
 
   [[nodiscard]] std::span<Group> groups() const noexcept {
-    return groups_ ? std::span<Group>(*groups_) : std::span<Group>();
+    return extras_ ? std::span<Group>(extras_->groups) : std::span<Group>();
   }
 
   // DtorCall: the destructor's call, made with the actor (its end never lacks memory) and
@@ -315,11 +319,32 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
     std::shared_ptr<Actor> self_;
   };
 
-  // Layout: an actor is at most 432 bytes, so that with the shared_ptr's count (16 bytes,
-  // before it in its block) it fills a 448-byte ActorSlab block (static_asserts in
-  // actor.cpp; 100,000 actors carry 100,000 of them). Not aligned to a line itself (that
-  // would give the count a line of its own): the block is, and the count's 16 bytes and
-  // the actor's first 48 fill the block's first line.
+  // Extras: what only some actors have: a name of their own, concurrency groups, a manual
+  // executor's destructor call. Made at creation when one of them is needed, before the
+  // handle exists; then read-only but for manual_dtor_call (guarded by mutex_ until
+  // queued). Most actors have none, and carry a null pointer instead of 48 bytes (the
+  // layout below).
+  struct Extras {
+    std::string name;  // empty: kDefaultName
+    std::vector<Group> groups;
+    std::unique_ptr<DtorCall> manual_dtor_call;
+  };
+  // default_name: kDefaultName as a string that is never destroyed (an actor may be named
+  // while the process exits).
+  [[nodiscard]] static const std::string& default_name() noexcept;
+  // extras: made at need (creation only). Throws std::bad_alloc.
+  Extras& extras() {
+    if (!extras_) extras_ = std::make_unique<Extras>();
+    return *extras_;
+  }
+
+  // Layout: an actor is at most 368 bytes, so that with the shared_ptr's count (16 bytes,
+  // before it in its block) it fills a 384-byte ActorSlab block (static_asserts in
+  // actor.cpp; 100,000 actors carry 100,000 of them). Measured 2026-12-07: in 448-byte
+  // blocks (a name, the groups and a manual destructor call inline, the ledger 160 bytes)
+  // 485-512 bytes of RSS an actor, against target 7's 512; in 384-byte ones 427-438.
+  // Not aligned to a line itself (that would give the count a line of its own): the
+  // block is, and the count's 16 bytes and the actor's first 48 fill its first line.
   //  - Block bytes 0-63: the count; the bases (FastTarget's vtable pointer, the weak self
   //    of enable_shared_from_this); what every call reads (the default lane, the state,
   //    the life and the stop flags). Written once or rarely; the count only where a call
@@ -346,9 +371,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   std::atomic<bool> cancel_{false};  // stop CANCEL: running methods see stop_requested
   std::atomic<bool> fast_opened_{false};  // a fast sender was opened (never cleared): see the class comment
   CallLedger ledger_;
-  const std::string name_;
   std::shared_ptr<Executor> executor_;  // the default thread's executor (maybe dedicated)
-  std::unique_ptr<std::vector<Group>> groups_;  // null: no concurrency groups (most actors)
+  std::unique_ptr<Extras> extras_;      // null: no name, no groups, not on a manual executor
   LazyThreadGroup group_threads_;  // the groups' threads and the calls' nested ones, made at need
   // origin_: its tasks' (cancel_, the handle, group_threads_); written once, before the
   // constructor call is queued. origin_.actor is the actor's handle.
@@ -362,12 +386,17 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   bool handle_ended_ = false;    // guarded by mutex_
   bool dedicated_ = false;       // executor_ exists for this actor alone
   // The destructor call (DtorCall, dtor_call()): the heap's for an actor on a manual
-  // executor, else inner_dtor_call_; pushed once by finish_if_idle (the heap's is the
-  // lane's then); its self() (guarded by mutex_) holds the actor from the stop to the
-  // call's end.
-  std::unique_ptr<DtorCall> manual_dtor_call_;
+  // executor (Extras::manual_dtor_call), else inner_dtor_call_; pushed once by
+  // finish_if_idle (the heap's is the lane's then); its self() (guarded by mutex_) holds
+  // the actor from the stop to the call's end.
   DtorCall inner_dtor_call_;
-  [[nodiscard]] DtorCall& dtor_call() noexcept { return manual_dtor_call_ ? *manual_dtor_call_ : inner_dtor_call_; }
+  [[nodiscard]] DtorCall* manual_dtor_call() const noexcept {
+    return extras_ ? extras_->manual_dtor_call.get() : nullptr;
+  }
+  [[nodiscard]] DtorCall& dtor_call() noexcept {
+    DtorCall* manual = manual_dtor_call();
+    return manual != nullptr ? *manual : inner_dtor_call_;
+  }
 };
 
 inline bool Actor::post_fast(Sender& sender, tether_method_fn m, void* arg, tether_drop_fn arg_drop,

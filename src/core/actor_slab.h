@@ -1,6 +1,6 @@
-// ActorSlab: the blocks actors live in (block_slab.h): 448 bytes, 64-byte aligned, each
+// ActorSlab: the blocks actors live in (block_slab.h): 384 bytes, 64-byte aligned, each
 // the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
-// layout: the two share the block's first line), carved 64 at a time (28 KiB and a
+// layout: the two share the block's first line), carved 64 at a time (24 KiB and a
 // 64-byte header).
 #pragma once
 
@@ -10,7 +10,7 @@
 
 namespace tether {
 
-using ActorSlab = BlockSlab</*kBlockSize=*/7 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using ActorSlab = BlockSlab</*kBlockSize=*/6 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
 
 // kActorCountBytes: what std::allocate_shared puts before the actor in its block
 // (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.

@@ -15,7 +15,7 @@ CallLedger::CallLedger(size_t capacity) noexcept : capacity_(capacity), bounded_
   // (On 64-bit targets: a 32-bit one's lines are shorter than 64 bytes, which costs only speed.)
   static_assert(offsetof(CallLedger, admitted_) == 0, "the producers' line starts the ledger");
   static_assert(sizeof(void*) != 8 || offsetof(CallLedger, left_) == 64, "the consumers' line is the second");
-  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, rejected_) == kLineBytes, "the slow fields follow");
+  static_assert(sizeof(void*) != 8 || offsetof(CallLedger, mutex_) == kLineBytes, "the slow fields follow");
 #pragma GCC diagnostic pop
   static_assert(sizeof(CallLedger) <= kBytes, "the ledger's size (call_ledger.h)");
 }
@@ -101,18 +101,19 @@ void CallLedger::fire_and_forget_failed(ErrorPtr e) noexcept {
   failed();  // after the error is kept: a reader that sees the count finds the error
 }
 
-void CallLedger::add_tally(Tally* t) {
+void CallLedger::add_tally(Tally* t) noexcept {
   std::lock_guard lock(mutex_);
-  tallies_.push_back(t);
+  t->next = tallies_;
+  tallies_ = t;
 }
 
 void CallLedger::remove_tally(Tally* t) noexcept {
   std::lock_guard lock(mutex_);
-  for (size_t i = 0; i < tallies_.size(); ++i) {
-    if (tallies_[i] == t) {
+  for (Tally** link = &tallies_; *link != nullptr; link = &(*link)->next) {
+    if (*link == t) {
       retired_admitted_ += t->admitted.load(std::memory_order_relaxed);
-      tallies_[i] = tallies_.back();
-      tallies_.pop_back();
+      *link = t->next;
+      t->next = nullptr;
       return;
     }
   }
@@ -120,7 +121,7 @@ void CallLedger::remove_tally(Tally* t) noexcept {
 
 uint64_t CallLedger::fast_admitted_locked() const noexcept {
   uint64_t n = retired_admitted_;
-  for (const Tally* t : tallies_) n += t->admitted.load(std::memory_order_acquire);
+  for (const Tally* t = tallies_; t != nullptr; t = t->next) n += t->admitted.load(std::memory_order_acquire);
   return n;
 }
 

@@ -19,12 +19,14 @@
 // open and close, a released handle: under mutex_) and the capacity, which every admit
 // reads, fill the producers' line (with the capacity on the slow paths' line, 100,000
 // actors called in turn took a cache miss more a call on the caller's side: callgrind,
-// 2026-12-06). The slow paths' fields (the consumers' copy of whether the queue is
-// bounded, the rest written only under a lock taken off the hot paths) follow, on no line
-// of their own: the owner's rarely written fields share theirs. The ledger does not align
-// itself (an alignas would make its owner 64-aligned, and an actor's shared_ptr count
-// would then take a line of its own): its owner places it where a line starts (actor.h,
-// executor.h). The fast calls' consumer counts share the consumers' line with the general
+// 2026-12-06), with the rejections (counted by producers) and the kept errors' list
+// (made once, at the first failure). The mutex, the consumers' copy of whether the queue
+// is bounded and the producers' wait follow, on no line of their own: the owner's rarely
+// written fields share theirs (144 bytes in all; 160 with the tallies in a vector and the
+// rejections after the lines: actor.h's layout says what 16 bytes cost). The ledger does
+// not align itself (an alignas would make its owner 64-aligned, and an actor's
+// shared_ptr count would then take a line of its own): its owner places it where a line
+// starts (actor.h, executor.h). The fast calls' consumer counts share the consumers' line with the general
 // ones: on an actor without groups one thread writes both; with groups, a group thread
 // and the default thread may share that line.
 #pragma once
@@ -60,7 +62,7 @@ class CallLedger {
   // kLineBytes: the two lines of the layout comment; kBytes: all of it (the constructor's
   // static_asserts hold both).
   static constexpr size_t kLineBytes = 2 * 64;
-  static constexpr size_t kBytes = kLineBytes + 32;
+  static constexpr size_t kBytes = kLineBytes + 16;
 
   explicit CallLedger(size_t capacity) noexcept;
   CallLedger(const CallLedger&) = delete;
@@ -117,16 +119,18 @@ class CallLedger {
   // made: then only the failure count shows it.
   void fire_and_forget_failed(ErrorPtr e) noexcept;
 
-  // Tally: one producer thread's fast calls admitted (written by that thread only).
+  // Tally: one producer thread's fast calls admitted (written by that thread only), and
+  // its link in the ledger's list of tallies.
   struct alignas(64) Tally {
     std::atomic<uint64_t> admitted{0};
+    Tally* next = nullptr;  // guarded by the ledger's mutex_, while the tally is listed
     void add(int64_t n) noexcept {  // the owner thread: a plain store, no RMW
       admitted.store(admitted.load(std::memory_order_relaxed) + static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
   };
   // add_tally / remove_tally: a producer starts or stops calling fast; what it admitted
-  // stays counted. Throws std::bad_alloc (add).
-  void add_tally(Tally* t);
+  // stays counted. t stays listed (and alive) until it is removed.
+  void add_tally(Tally* t) noexcept;
   void remove_tally(Tally* t) noexcept;
   // fast_admitted: every fast call admitted so far.
   [[nodiscard]] uint64_t fast_admitted() const noexcept;
@@ -173,8 +177,10 @@ class CallLedger {
   const size_t capacity_;                  // 0: unbounded. Read by every admit: on this line
   std::atomic<uint32_t> room_waiters_{0};  // producers blocked in admit
   bool handle_ended_ = false;              // guarded by mutex_
-  std::vector<Tally*> tallies_;            // guarded by mutex_: producers calling fast now
+  Tally* tallies_ = nullptr;               // guarded by mutex_: producers calling fast now, linked by next
   uint64_t retired_admitted_ = 0;          // guarded by mutex_: admitted through removed tallies
+  std::atomic<uint64_t> rejected_{0};
+  std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   // The consumers' line: the threads that run calls, and cancellers.
   std::atomic<uint64_t> left_{0};
   std::atomic<uint64_t> completed_{0}, failed_{0}, cancelled_{0};
@@ -183,8 +189,6 @@ class CallLedger {
   std::atomic<uint64_t> fast_completed_{0};      // likewise
   std::atomic<uint64_t> owner_fast_settled_{0};  // likewise
   // The slow paths' fields.
-  std::atomic<uint64_t> rejected_{0};
-  std::unique_ptr<KeptErrors> kept_;  // guarded by mutex_
   mutable WordMutex mutex_;
   // bounded_: capacity_ != 0, for leave(): the consumers' copy, so that they never read
   // the producers' line. After the mutex: in its word's padding.

@@ -3,23 +3,28 @@
 namespace tether {
 
 std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) return *made;
-  auto fresh = std::make_unique<std::shared_ptr<ThreadGroup>>(std::make_shared<ThreadGroup>());
-  std::shared_ptr<ThreadGroup>* installed = nullptr;
-  if (made_.compare_exchange_strong(installed, fresh.get(), std::memory_order_seq_cst, std::memory_order_acquire)) {
-    installed = fresh.release();
-  }  // else installed is the winner's, and fresh goes
-  if (orphaned_.load(std::memory_order_seq_cst)) (*installed)->orphan();
-  return *installed;
+  uintptr_t word = word_.load(std::memory_order_acquire);
+  if (Holder* made = holder(word)) return *made;
+  auto fresh = std::make_unique<Holder>(std::make_shared<ThreadGroup>());
+  static_assert(alignof(Holder) > kOrphaned, "a holder's low bit is free");
+  while (holder(word) == nullptr) {  // (null, either): install, keeping the bit
+    const uintptr_t installed = reinterpret_cast<uintptr_t>(fresh.get()) | (word & kOrphaned);
+    if (word_.compare_exchange_weak(word, installed, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      Holder* made = fresh.release();
+      if ((word & kOrphaned) != 0) (*made)->orphan();  // orphan() came first and found none
+      return *made;
+    }
+  }
+  return *holder(word);  // another's (made, either): fresh goes
 }
 
 void LazyThreadGroup::orphan() {
-  orphaned_.store(true, std::memory_order_seq_cst);
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_seq_cst)) (*made)->orphan();
+  const uintptr_t before = word_.fetch_or(kOrphaned, std::memory_order_acq_rel);
+  if ((before & kOrphaned) == 0 && holder(before) != nullptr) (*holder(before))->orphan();
 }
 
 void LazyThreadGroup::join_all() {
-  if (std::shared_ptr<ThreadGroup>* made = made_.load(std::memory_order_acquire)) (*made)->join_all();
+  if (Holder* made = holder(word_.load(std::memory_order_acquire))) (*made)->join_all();
 }
 
 }  // namespace tether

@@ -5,16 +5,27 @@
 // The owner's end may come before the group exists: orphan() is remembered, and a group
 // made after it is orphaned too, so no thread is ever left unjoined.
 //
-// Thread safety: every member may be called from any thread. made_ goes from null to the
-// group's holder once (compare-exchange; a loser drops its own) and the holder is never
-// written again, so readers copy it freely. get() installs made_ and then reads
-// orphaned_; orphan() sets orphaned_ and then reads made_ (all seq_cst): of two that race,
-// at least one sees the other's write, so a group made during or after orphan() is
-// orphaned (twice is harmless: ThreadGroup::orphan only marks and schedules).
+// Thread safety: every member may be called from any thread. One word holds both the
+// group's holder (null until made) and whether the owner orphaned it (kOrphaned, its low
+// bit: a holder is 8-aligned), so each change is one read-modify-write and no two can
+// miss each other:
+//
+//   word (holder, orphaned)  | get()                               | orphan()
+//   (null, no)               | CAS to (made, no): made             | -> (null, yes)
+//   (null, yes)              | CAS to (made, yes): made, orphaned  | stays
+//   (made, no)               | returns made                        | -> (made, yes): orphans made
+//   (made, yes)              | returns made                        | stays (orphaned once already)
+//
+// The holder is never written again once installed (a CAS loser drops its own), so
+// readers copy it freely; a group made after orphan() sees the bit in the word it
+// installs into, one made before is the one orphan() finds. (Twice is harmless anyway:
+// ThreadGroup::orphan only marks and schedules.) One word: an actor carries one
+// (measured 2026-12-07: a word and a flag took 16 bytes of the actor).
 // Lifetime: the owner's; the group itself is shared (each of its threads holds it).
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "core/thread_group.h"
@@ -24,7 +35,7 @@ namespace tether {
 class LazyThreadGroup {
  public:
   LazyThreadGroup() = default;
-  ~LazyThreadGroup() { delete made_.load(std::memory_order_acquire); }
+  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }
   LazyThreadGroup(const LazyThreadGroup&) = delete;
   LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
 
@@ -36,8 +47,11 @@ class LazyThreadGroup {
   void join_all();
 
  private:
-  std::atomic<std::shared_ptr<ThreadGroup>*> made_{nullptr};
-  std::atomic<bool> orphaned_{false};
+  using Holder = std::shared_ptr<ThreadGroup>;
+  static constexpr uintptr_t kOrphaned = 1;
+  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept { return reinterpret_cast<Holder*>(word & ~kOrphaned); }
+
+  std::atomic<uintptr_t> word_{0};  // the state table above
 };
 
 }  // namespace tether

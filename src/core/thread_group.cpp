@@ -250,6 +250,11 @@ void ThreadGroup::join_all() {
   }
 }
 
+bool ThreadGroup::orphaned() const {
+  std::lock_guard lock(mutex_);
+  return orphaned_;
+}
+
 void ThreadGroup::orphan() {
   bool schedule = false;
   {

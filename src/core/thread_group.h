@@ -101,6 +101,8 @@ class ThreadGroup : public ThreadExitHook, public std::enable_shared_from_this<T
 
   // running: threads spawned and not yet exited.
   [[nodiscard]] size_t running() const;
+  // orphaned: orphan() was called.
+  [[nodiscard]] bool orphaned() const;
 
   void exited(const platform::Thread& self) noexcept override;
 
