@@ -192,156 +192,6 @@ void heavy_fence() noexcept;
 #include <chrono>
 #include <cstdint>
 
-namespace tether {
-
-class Deadline {
- public:
-  using Clock = std::chrono::steady_clock;
-
-  static Deadline after(int64_t timeout_ns) noexcept {
-    Deadline d;
-    if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
-    d.forever_ = false;
-    d.zero_ = timeout_ns == 0;
-    if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
-    d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
-    return d;
-  }
-
-  // saturating_after: now + ns, clamped to a century ahead (ns may be up to INT64_MAX).
-  static Clock::time_point saturating_after(Clock::time_point now, int64_t ns) noexcept {
-    return now + std::chrono::nanoseconds(ns < 0 ? 0 : (ns > kCenturyNs ? kCenturyNs : ns));
-  }
-
-  [[nodiscard]] bool forever() const noexcept { return forever_; }
-  // never_blocks: the caller asked for a timeout of 0.
-  [[nodiscard]] bool never_blocks() const noexcept { return zero_; }
-  [[nodiscard]] Clock::time_point at() const noexcept { return at_; }
-  // steady_ns: at() as nanoseconds of the steady clock's epoch, -1 for forever: what
-  // platform::park_while takes.
-  [[nodiscard]] int64_t steady_ns() const noexcept {
-    if (forever_) return -1;
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(at_.time_since_epoch()).count();
-  }
-
-  // wait(cv, lock, pred): waits until pred() or the deadline; returns pred().
-  template <class CondVar, class Lock, class Pred>
-  bool wait(CondVar& cv, Lock& lock, Pred pred) const {
-    if (forever_) {
-      cv.wait(lock, pred);
-      return true;
-    }
-    return cv.wait_until(lock, at_, pred);
-  }
-
- private:
-  // A wait of more than a century is a wait forever; it also keeps every sum in range.
-  static constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
-  bool forever_ = true;
-  bool zero_ = false;
-  Clock::time_point at_{};
-};
-
-// SpinEnd: when a spin loop stops, read from the clock only once every kLooks looks. On
-// these VMs a clock read (the vDSO, ~20-25 ns) costs as much as a pause (~26 ns), and a
-// spin that read it on every turn saw an arriving hand-over up to two of them late: a
-// compiled graph's step between actors on two CPUs spent more samples in clock_gettime
-// than in its own loop (perf, 2026-12-04). The spin ends at most kLooks turns (~0.5 us)
-// past `until`, against budgets of 3 us and more (core/spin_policy.h).
-class SpinEnd {
- public:
-  explicit SpinEnd(Deadline::Clock::time_point until) noexcept : until_(until) {}
-  // passed: whether `until` has passed, as of the last clock read.
-  [[nodiscard]] bool passed() noexcept {
-    if (++looks_ % kLooks != 0) return false;
-    return Deadline::Clock::now() >= until_;
-  }
-  // checked: whether the last passed() read the clock: once every kLooks looks, when a
-  // spin's other slow checks are due too.
-  [[nodiscard]] bool checked() const noexcept { return looks_ % kLooks == 0; }
-  // long_spin: the spin has read the clock at least once (it lasted kLooks looks or more).
-  [[nodiscard]] bool long_spin() const noexcept { return looks_ >= kLooks; }
-
- private:
-  static constexpr uint32_t kLooks = 16;
-  Deadline::Clock::time_point until_;
-  uint32_t looks_ = 0;
-};
-
-}  // namespace tether
-// ---- end of core/deadline.h ----
-// ---- core/error.h ----
-// Error: an immutable description of a failure raised by user code or by the library.
-// Shared by shared_ptr between the object that recorded it and every tether_error handle.
-//
-// Thread safety: immutable after construction; any thread may read it.
-
-#include <cstdint>
-#include <memory>
-#include <string>
-
-namespace tether {
-
-struct Error;
-using ErrorPtr = std::shared_ptr<const Error>;
-
-struct Error {
-  int32_t code = 0;        // a TETHER_E_* status
-  int64_t user_code = 0;   // the application's code (a callback's return value, ...)
-  std::string message;
-  std::string thread_name;  // the full name of the thread it was raised on
-  std::string type_name;    // demangled exception type, or a binding's type name
-  ErrorPtr cause;           // what caused this one (ACTOR_DEAD -> the constructor's error)
-};
-
-[[nodiscard]] ErrorPtr make_error(int32_t code, int64_t user_code, std::string message,
-                                  std::string thread_name, std::string type_name = {},
-                                  ErrorPtr cause = nullptr);
-
-// out_of_memory_error: TETHER_E_NO_MEMORY "out of memory", built when the library loads:
-// what is kept where even building an error failed, so a failure is never lost.
-[[nodiscard]] ErrorPtr out_of_memory_error() noexcept;
-
-// error_or_out_of_memory: make_error(code, 0, message, "") or, when even that needs
-// memory it cannot have, out_of_memory_error(): for recording a failure in noexcept code.
-[[nodiscard]] ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept;
-
-// Demangles a C++ type name ("St13runtime_error" -> "std::runtime_error").
-[[nodiscard]] std::string demangle(const char* mangled);
-
-// The name of the calling OS thread as the OS knows it (at most 15 bytes on Linux).
-[[nodiscard]] std::string os_thread_name();
-
-}  // namespace tether
-// ---- end of core/error.h ----
-// ---- core/event_count.h ----
-// EventCount: a condition variable for waiters that check their condition under a mutex,
-// parked on a futex word (platform::park_while) instead of a std::condition_variable.
-// Why: glibc's condition variable re-locks its mutex as contended after every wait, so the
-// woken thread's next unlock makes a FUTEX_WAKE of nobody; here the woken thread takes the
-// mutex as anyone would, and a notify with no waiter costs an atomic add and a load.
-//
-// Thread safety: every member may be called from any thread.
-//
-// Wait protocol (epoch_ counts notifies; waiters_ counts threads between W2 and W4):
-//
-//   waiter (holds the condition's mutex)     notifier
-//   W1 check the condition: true -> done     N1 change the condition under the mutex
-//   W2 key = prepare(): waiters_ += 1,       N2 (mutex held or not) epoch_ += 1 (seq_cst)
-//      then key = epoch_ (seq_cst)           N3 waiters_ == 0 (seq_cst) -> done, no syscall
-//   W3 unlock; park_while(epoch_ == key)     N4 wake_all_parked(epoch_)
-//   W4 waiters_ -= 1; lock; back to W1
-//
-// Why no notify is lost: N1 is either before W1 (the mutex orders them: W1 sees it) or
-// after W2's unlock in W3. In the second case N2 follows W2 in epoch_'s order, so W3's
-// compare (atomic with a wake of the word, in the kernel) either sees key != epoch_ and
-// returns, or sleeps before N2; then N3, ordered after W2's waiters_ += 1 by the mutex,
-// sees a waiter and N4 wakes it.
-
-#include <atomic>
-#include <cstdint>
-#include <mutex>
-
 // ---- platform/platform.h ----
 // platform: every call the core makes to the operating system, behind one small interface
 // so that the rest of src/core includes no OS header. One implementation per OS:
@@ -375,6 +225,12 @@ struct Thread {
 
 // current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
 [[nodiscard]] int current_cpu() noexcept;
+
+// monotonic_ns: std::chrono::steady_clock's now, in nanoseconds of its epoch (Linux:
+// CLOCK_MONOTONIC, read without libstdc++'s pages in between: posix.cpp says why).
+[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+// yield_cpu: lets another thread ready to run on this CPU run first (sched_yield).
+void yield_cpu() noexcept;
 
 // kHugeRegionBytes, map_huge_region: a region of kHugeRegionBytes, aligned to its size,
 // that the OS is asked to back with huge pages (Linux: transparent huge pages, madvise;
@@ -484,6 +340,164 @@ bool on_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
 
 namespace tether {
 
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // now: Clock::now(), read through the platform (platform::monotonic_ns: on the hot
+  // paths, without libstdc++'s pages on the way to the clock).
+  [[nodiscard]] static Clock::time_point now() noexcept {
+    const std::chrono::nanoseconds since_epoch(platform::monotonic_ns());
+    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(since_epoch));
+  }
+
+  static Deadline after(int64_t timeout_ns) noexcept {
+    Deadline d;
+    if (timeout_ns < 0 || timeout_ns > kCenturyNs) return d;  // forever
+    d.forever_ = false;
+    d.zero_ = timeout_ns == 0;
+    if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
+    d.at_ = now() + std::chrono::nanoseconds(timeout_ns);
+    return d;
+  }
+
+  // saturating_after: now + ns, clamped to a century ahead (ns may be up to INT64_MAX).
+  static Clock::time_point saturating_after(Clock::time_point now, int64_t ns) noexcept {
+    return now + std::chrono::nanoseconds(ns < 0 ? 0 : (ns > kCenturyNs ? kCenturyNs : ns));
+  }
+
+  [[nodiscard]] bool forever() const noexcept { return forever_; }
+  // never_blocks: the caller asked for a timeout of 0.
+  [[nodiscard]] bool never_blocks() const noexcept { return zero_; }
+  [[nodiscard]] Clock::time_point at() const noexcept { return at_; }
+  // steady_ns: at() as nanoseconds of the steady clock's epoch, -1 for forever: what
+  // platform::park_while takes.
+  [[nodiscard]] int64_t steady_ns() const noexcept {
+    if (forever_) return -1;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(at_.time_since_epoch()).count();
+  }
+
+  // wait(cv, lock, pred): waits until pred() or the deadline; returns pred().
+  template <class CondVar, class Lock, class Pred>
+  bool wait(CondVar& cv, Lock& lock, Pred pred) const {
+    if (forever_) {
+      cv.wait(lock, pred);
+      return true;
+    }
+    return cv.wait_until(lock, at_, pred);
+  }
+
+ private:
+  // A wait of more than a century is a wait forever; it also keeps every sum in range.
+  static constexpr int64_t kCenturyNs = INT64_C(100) * 365 * 24 * 3600 * 1000000000;
+  bool forever_ = true;
+  bool zero_ = false;
+  Clock::time_point at_{};
+};
+
+// SpinEnd: when a spin loop stops, read from the clock only once every kLooks looks. On
+// these VMs a clock read (the vDSO, ~20-25 ns) costs as much as a pause (~26 ns), and a
+// spin that read it on every turn saw an arriving hand-over up to two of them late: a
+// compiled graph's step between actors on two CPUs spent more samples in clock_gettime
+// than in its own loop (perf, 2026-12-04). The spin ends at most kLooks turns (~0.5 us)
+// past `until`, against budgets of 3 us and more (core/spin_policy.h).
+class SpinEnd {
+ public:
+  explicit SpinEnd(Deadline::Clock::time_point until) noexcept : until_(until) {}
+  // passed: whether `until` has passed, as of the last clock read.
+  [[nodiscard]] bool passed() noexcept {
+    if (++looks_ % kLooks != 0) return false;
+    return Deadline::now() >= until_;
+  }
+  // checked: whether the last passed() read the clock: once every kLooks looks, when a
+  // spin's other slow checks are due too.
+  [[nodiscard]] bool checked() const noexcept { return looks_ % kLooks == 0; }
+  // long_spin: the spin has read the clock at least once (it lasted kLooks looks or more).
+  [[nodiscard]] bool long_spin() const noexcept { return looks_ >= kLooks; }
+
+ private:
+  static constexpr uint32_t kLooks = 16;
+  Deadline::Clock::time_point until_;
+  uint32_t looks_ = 0;
+};
+
+}  // namespace tether
+// ---- end of core/deadline.h ----
+// ---- core/error.h ----
+// Error: an immutable description of a failure raised by user code or by the library.
+// Shared by shared_ptr between the object that recorded it and every tether_error handle.
+//
+// Thread safety: immutable after construction; any thread may read it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tether {
+
+struct Error;
+using ErrorPtr = std::shared_ptr<const Error>;
+
+struct Error {
+  int32_t code = 0;        // a TETHER_E_* status
+  int64_t user_code = 0;   // the application's code (a callback's return value, ...)
+  std::string message;
+  std::string thread_name;  // the full name of the thread it was raised on
+  std::string type_name;    // demangled exception type, or a binding's type name
+  ErrorPtr cause;           // what caused this one (ACTOR_DEAD -> the constructor's error)
+};
+
+[[nodiscard]] ErrorPtr make_error(int32_t code, int64_t user_code, std::string message,
+                                  std::string thread_name, std::string type_name = {},
+                                  ErrorPtr cause = nullptr);
+
+// out_of_memory_error: TETHER_E_NO_MEMORY "out of memory", built when the library loads:
+// what is kept where even building an error failed, so a failure is never lost.
+[[nodiscard]] ErrorPtr out_of_memory_error() noexcept;
+
+// error_or_out_of_memory: make_error(code, 0, message, "") or, when even that needs
+// memory it cannot have, out_of_memory_error(): for recording a failure in noexcept code.
+[[nodiscard]] ErrorPtr error_or_out_of_memory(int32_t code, const char* message) noexcept;
+
+// Demangles a C++ type name ("St13runtime_error" -> "std::runtime_error").
+[[nodiscard]] std::string demangle(const char* mangled);
+
+// The name of the calling OS thread as the OS knows it (at most 15 bytes on Linux).
+[[nodiscard]] std::string os_thread_name();
+
+}  // namespace tether
+// ---- end of core/error.h ----
+// ---- core/event_count.h ----
+// EventCount: a condition variable for waiters that check their condition under a mutex,
+// parked on a futex word (platform::park_while) instead of a std::condition_variable.
+// Why: glibc's condition variable re-locks its mutex as contended after every wait, so the
+// woken thread's next unlock makes a FUTEX_WAKE of nobody; here the woken thread takes the
+// mutex as anyone would, and a notify with no waiter costs an atomic add and a load.
+//
+// Thread safety: every member may be called from any thread.
+//
+// Wait protocol (epoch_ counts notifies; waiters_ counts threads between W2 and W4):
+//
+//   waiter (holds the condition's mutex)     notifier
+//   W1 check the condition: true -> done     N1 change the condition under the mutex
+//   W2 key = prepare(): waiters_ += 1,       N2 (mutex held or not) epoch_ += 1 (seq_cst)
+//      then key = epoch_ (seq_cst)           N3 waiters_ == 0 (seq_cst) -> done, no syscall
+//   W3 unlock; park_while(epoch_ == key)     N4 wake_all_parked(epoch_)
+//   W4 waiters_ -= 1; lock; back to W1
+//
+// Why no notify is lost: N1 is either before W1 (the mutex orders them: W1 sees it) or
+// after W2's unlock in W3. In the second case N2 follows W2 in epoch_'s order, so W3's
+// compare (atomic with a wake of the word, in the kernel) either sees key != epoch_ and
+// returns, or sleeps before N2; then N3, ordered after W2's waiters_ += 1 by the mutex,
+// sees a waiter and N4 wakes it.
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+
+namespace tether {
+
 class EventCount {
  public:
   // wait: W2..W4 for one wake-up of the caller's condition check; `lock` is held before
@@ -503,7 +517,7 @@ class EventCount {
   template <class Mutex, class Condition>
   bool wait_until(std::unique_lock<Mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
     while (!condition()) {
-      if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
+      if (!deadline.forever() && Deadline::now() >= deadline.at()) return condition();
       wait(lock, deadline);
     }
     return true;
@@ -4594,9 +4608,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
   void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
   // run_fast_as: run_fast, its calls' steps fenced as kFence (light_fence_kind(), read
-  // once a run rather than once a call).
+  // once a run rather than once a call). Inlined into run_fast_light and run_fast_full:
+  // a template's instances go where the linker puts their own sections, and the light
+  // one belongs with the hot path (core/hot_path.h).
   template <LightFence kFence>
   void run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept;
+  void run_fast_light(Lane& lane, const FastCall& first, FastRun& more) noexcept;
+  void run_fast_full(Lane& lane, const FastCall& first, FastRun& more) noexcept;
   // run_fast_not_alive: run_fast before or without a state, or after a stop CANCEL: none
   // of the calls runs. first by value: run_fast's call stays in registers.
   void run_fast_not_alive(FastCall first, FastRun& more) noexcept;
@@ -5735,14 +5753,14 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 
 TETHER_HOT_PATH void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
-    run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+    run_fast_light(lane, first, more);
   } else {
-    run_fast_as<LightFence::kFull>(lane, first, more);
+    run_fast_full(lane, first, more);
   }
 }
 
 template <LightFence kFence>
-TETHER_HOT_PATH void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+[[gnu::always_inline]] inline void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
   if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
@@ -5811,6 +5829,14 @@ TETHER_HOT_PATH void Actor::run_fast_as(Lane& lane, const FastCall& first, FastR
   current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);
+}
+
+TETHER_HOT_PATH void Actor::run_fast_light(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+}
+
+void Actor::run_fast_full(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  run_fast_as<LightFence::kFull>(lane, first, more);
 }
 
 void Actor::run_fast_not_alive(FastCall first, FastRun& more) noexcept {
@@ -6050,7 +6076,7 @@ void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered
   } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
     budget = std::chrono::nanoseconds(partner->wait_budget_ns());
   }
-  const auto start = Deadline::Clock::now();
+  const auto start = Deadline::now();
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
@@ -6080,7 +6106,7 @@ void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered
   }
   if (partner == nullptr) return;
   if (kind == LanePresence::Spin::kWake) {
-    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::now() - start);
     partner->wake_spin_succeeded(took.count());
   } else {
     partner->wait_spin_succeeded();
@@ -9250,7 +9276,6 @@ void Lane::drain_here() {
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <thread>
 #include <utility>
 
 #include "tether/tether.h"
@@ -9353,7 +9378,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     const int32_t cpu = current_cpu();
     const int64_t budget = idle_spin_budget(cpu);
     if (budget > 0 || !deadline.forever()) {  // no clock to read for a consumer that parks at once
-      const auto now = Deadline::Clock::now();
+      const auto now = Deadline::now();
       if (!deadline.forever() && now >= deadline.at()) return false;
       auto spin_until = Deadline::saturating_after(now, budget);
       if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
@@ -9362,7 +9387,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
       while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
       const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
       if (budget > 0) {
-        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::Clock::now() - now
+        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::now() - now
                                                                      : Deadline::Clock::duration::zero());
       }
       if (arrived) continue;
@@ -9370,11 +9395,11 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
       std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
-      const auto before = Deadline::Clock::now();
+      const auto before = Deadline::now();
       if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
         const uint64_t published = inbox_.published_total();
-        std::this_thread::yield();
-        const auto after = Deadline::Clock::now();
+        platform::yield_cpu();
+        const auto after = Deadline::now();
         if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
           resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
         }
@@ -9480,7 +9505,7 @@ bool SharedLane::next(Work& w) {
       }
       return t == Take::kWork;
     }
-    const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
+    const auto spin_until = Deadline::saturating_after(Deadline::now(), options_.idle_spin_ns);
     SpinWait spin;  // C1
     SpinEnd end(spin_until);
     while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
@@ -12374,6 +12399,7 @@ TETHER_API tether_status tether_task_spawn(tether_task* t, const char* name, tet
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <linux/rseq.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -12532,11 +12558,96 @@ void* map_huge_region() noexcept {
 #endif
 }
 
-int current_cpu() noexcept {
+// The hot path's OS calls (current_cpu, monotonic_ns, yield_cpu, park_while and the
+// wakes) are placed with the core's hot path ([[gnu::hot]]: .text.hot, core/hot_path.h)
+// and, on Linux with glibc on x86-64 and arm64, call nothing in libc but clock_gettime:
+// glibc's sched_getcpu, sched_yield and syscall read their own pages of code and data
+// (sched_getcpu three: its code, a GOT entry and ld.so's __rseq_offset), as libstdc++'s
+// steady_clock does on its way to clock_gettime, and after an idle spell every page a
+// round trip touches is a TLB miss the VM's nested page walk pays for (target 3,
+// bench/README.md). Elsewhere: libc's.
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define TETHER_LINUX_DIRECT 1
+// glibc 2.35+ registers an rseq area for every thread at __rseq_offset from the thread
+// pointer (__rseq_size 0: not registered); weak, so an older glibc leaves them null.
+extern "C" {
+extern const std::ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+}
+
+namespace {
+// t_cpu_id_offset: where this thread's rseq cpu_id is, from its thread pointer (the same
+// for every thread: kept per thread because this thread's TLS is on the page its reads of
+// the thread pointer touch anyway, where a global would be one more page: its .bss
+// neighbours are the handle table's 32 KiB); kUnknown until the thread's first look,
+// kNoRseq without an area (then sched_getcpu).
+constexpr std::ptrdiff_t kUnknown = 0;  // never an area's offset: the thread pointer's own word
+constexpr std::ptrdiff_t kNoRseq = PTRDIFF_MIN;
+__attribute__((tls_model("initial-exec"))) thread_local std::ptrdiff_t t_cpu_id_offset = kUnknown;
+
+[[gnu::cold]] std::ptrdiff_t look_up_cpu_id_offset() noexcept {
+  if (&__rseq_size == nullptr || &__rseq_offset == nullptr || __rseq_size == 0) return kNoRseq;
+  return __rseq_offset + static_cast<std::ptrdiff_t>(offsetof(struct rseq, cpu_id));
+}
+
+// raw_syscall: the system call instruction itself (libc's syscall() without its page);
+// returns what the kernel does (-errno on failure).
+long raw_syscall(long number, long a, long b, long c, long d, long e, long f) noexcept {
+#if defined(__x86_64__)
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return ret;
+#else  // aarch64
+  register long x8 __asm__("x8") = number;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  register long x4 __asm__("x4") = e;
+  register long x5 __asm__("x5") = f;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+  return x0;
+#endif
+}
+}  // namespace
+#endif
+
+[[gnu::hot]] int current_cpu() noexcept {
+#if defined(TETHER_LINUX_DIRECT)
+  std::ptrdiff_t offset = t_cpu_id_offset;
+  if (offset == kUnknown) [[unlikely]] offset = t_cpu_id_offset = look_up_cpu_id_offset();
+  if (offset != kNoRseq) {
+    // The kernel writes cpu_id before the thread returns to user space on a CPU: a plain
+    // read of this thread's own area, as glibc's sched_getcpu makes it.
+    const int cpu = *reinterpret_cast<const volatile std::int32_t*>(
+        static_cast<const char*>(__builtin_thread_pointer()) + offset);
+    if (cpu >= 0) return cpu;  // else RSEQ_CPU_ID_UNINITIALIZED or REGISTRATION_FAILED
+  }
+#endif
 #if defined(__linux__)
   return sched_getcpu();  // the vDSO: no system call
 #else
   return -1;
+#endif
+}
+
+[[gnu::hot]] std::int64_t monotonic_ns() noexcept {
+  timespec now{};
+  (void)clock_gettime(CLOCK_MONOTONIC, &now);  // the vDSO; libstdc++'s steady_clock reads the same
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+[[gnu::hot]] void yield_cpu() noexcept {
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+#else
+  (void)sched_yield();
 #endif
 }
 
@@ -12548,7 +12659,8 @@ std::uint64_t current_thread_id() noexcept {
 #endif
 }
 
-void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept {
+[[gnu::hot]] void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                             std::int64_t deadline_ns) noexcept {
 #if defined(__linux__)
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is 32 bits");
   // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, steady_clock's clock here.
@@ -12560,8 +12672,13 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
     at = &until;
   }
   // EAGAIN (word != expected), EINTR, ETIMEDOUT: the caller re-checks in every case.
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAIT_BITSET_PRIVATE, expected, at,
-                nullptr, FUTEX_BITSET_MATCH_ANY);
+  auto* const futex = const_cast<std::atomic<std::uint32_t>*>(&word);
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(futex), FUTEX_WAIT_BITSET_PRIVATE, static_cast<long>(expected),
+                    reinterpret_cast<long>(at), 0, static_cast<long>(FUTEX_BITSET_MATCH_ANY));
+#else
+  (void)syscall(SYS_futex, futex, FUTEX_WAIT_BITSET_PRIVATE, expected, at, nullptr, FUTEX_BITSET_MATCH_ANY);
+#endif
 #else
   word_park_fallback::park_while(word, expected, deadline_ns);
 #endif
@@ -12569,14 +12686,18 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
 
 #if defined(__linux__)
 namespace {
-void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, threads, nullptr,
-                nullptr, 0);
+[[gnu::hot]] void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
+  auto* const futex = const_cast<std::atomic<std::uint32_t>*>(&word);
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(futex), FUTEX_WAKE_PRIVATE, threads, 0, 0, 0);
+#else
+  (void)syscall(SYS_futex, futex, FUTEX_WAKE_PRIVATE, threads, nullptr, nullptr, 0);
+#endif
 }
 }  // namespace
 #endif
 
-void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+[[gnu::hot]] void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   futex_wake(word, 1);
 #else
@@ -12584,7 +12705,7 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #endif
 }
 
-void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
+[[gnu::hot]] void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   futex_wake(word, INT_MAX);
 #else

@@ -246,9 +246,13 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   void settle_fast(uint64_t n = 1) noexcept;     // n fast calls settled (default thread only)
   void run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept override;
   // run_fast_as: run_fast, its calls' steps fenced as kFence (light_fence_kind(), read
-  // once a run rather than once a call).
+  // once a run rather than once a call). Inlined into run_fast_light and run_fast_full:
+  // a template's instances go where the linker puts their own sections, and the light
+  // one belongs with the hot path (core/hot_path.h).
   template <LightFence kFence>
   void run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept;
+  void run_fast_light(Lane& lane, const FastCall& first, FastRun& more) noexcept;
+  void run_fast_full(Lane& lane, const FastCall& first, FastRun& more) noexcept;
   // run_fast_not_alive: run_fast before or without a state, or after a stop CANCEL: none
   // of the calls runs. first by value: run_fast's call stays in registers.
   void run_fast_not_alive(FastCall first, FastRun& more) noexcept;

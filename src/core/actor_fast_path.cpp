@@ -83,14 +83,14 @@ void Actor::unaccept_fast(Sender& sender) noexcept {
 
 TETHER_HOT_PATH void Actor::run_fast(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   if (light_fence_kind() == LightFence::kCompilerOnly) [[likely]] {
-    run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+    run_fast_light(lane, first, more);
   } else {
-    run_fast_as<LightFence::kFull>(lane, first, more);
+    run_fast_full(lane, first, more);
   }
 }
 
 template <LightFence kFence>
-TETHER_HOT_PATH void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+[[gnu::always_inline]] inline void Actor::run_fast_as(Lane& lane, const FastCall& first, FastRun& more) noexcept {
   // life_ cannot change during a run: only the constructor call changes it, and it runs
   // on this thread.
   if (life_.load(std::memory_order_acquire) != Life::Alive || cancelling()) [[unlikely]] {
@@ -159,6 +159,14 @@ TETHER_HOT_PATH void Actor::run_fast_as(Lane& lane, const FastCall& first, FastR
   current.reset();
   ledger_.fast_succeeded(succeeded);
   settle_fast(succeeded);
+}
+
+TETHER_HOT_PATH void Actor::run_fast_light(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  run_fast_as<LightFence::kCompilerOnly>(lane, first, more);
+}
+
+void Actor::run_fast_full(Lane& lane, const FastCall& first, FastRun& more) noexcept {
+  run_fast_as<LightFence::kFull>(lane, first, more);
 }
 
 void Actor::run_fast_not_alive(FastCall first, FastRun& more) noexcept {

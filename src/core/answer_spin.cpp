@@ -48,7 +48,7 @@ void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered
   } else if (partner != nullptr && !AdaptiveBudget::probe(waits)) {
     budget = std::chrono::nanoseconds(partner->wait_budget_ns());
   }
-  const auto start = Deadline::Clock::now();
+  const auto start = Deadline::now();
   const auto spin_until = std::min(start + budget, deadline.forever() ? Deadline::Clock::time_point::max() : deadline.at());
   SpinWait spin;
   SpinEnd end(spin_until);
@@ -78,7 +78,7 @@ void spin_until(LanePresence* partner, std::atomic<bool>* waiter_spins, Answered
   }
   if (partner == nullptr) return;
   if (kind == LanePresence::Spin::kWake) {
-    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::Clock::now() - start);
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(Deadline::now() - start);
     partner->wake_spin_succeeded(took.count());
   } else {
     partner->wait_spin_succeeded();

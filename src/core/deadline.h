@@ -5,11 +5,20 @@
 #include <chrono>
 #include <cstdint>
 
+#include "platform/platform.h"
+
 namespace tether {
 
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
+
+  // now: Clock::now(), read through the platform (platform::monotonic_ns: on the hot
+  // paths, without libstdc++'s pages on the way to the clock).
+  [[nodiscard]] static Clock::time_point now() noexcept {
+    const std::chrono::nanoseconds since_epoch(platform::monotonic_ns());
+    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(since_epoch));
+  }
 
   static Deadline after(int64_t timeout_ns) noexcept {
     Deadline d;
@@ -17,7 +26,7 @@ class Deadline {
     d.forever_ = false;
     d.zero_ = timeout_ns == 0;
     if (d.zero_) return d;  // never waits: no need to read the clock (a hot path)
-    d.at_ = Clock::now() + std::chrono::nanoseconds(timeout_ns);
+    d.at_ = now() + std::chrono::nanoseconds(timeout_ns);
     return d;
   }
 
@@ -67,7 +76,7 @@ class SpinEnd {
   // passed: whether `until` has passed, as of the last clock read.
   [[nodiscard]] bool passed() noexcept {
     if (++looks_ % kLooks != 0) return false;
-    return Deadline::Clock::now() >= until_;
+    return Deadline::now() >= until_;
   }
   // checked: whether the last passed() read the clock: once every kLooks looks, when a
   // spin's other slow checks are due too.

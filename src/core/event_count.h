@@ -50,7 +50,7 @@ class EventCount {
   template <class Mutex, class Condition>
   bool wait_until(std::unique_lock<Mutex>& lock, const Deadline& deadline, Condition condition) noexcept {
     while (!condition()) {
-      if (!deadline.forever() && Deadline::Clock::now() >= deadline.at()) return condition();
+      if (!deadline.forever() && Deadline::now() >= deadline.at()) return condition();
       wait(lock, deadline);
     }
     return true;

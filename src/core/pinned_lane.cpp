@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <thread>
 #include <utility>
 
 #include "core/asymmetric_fence.h"
@@ -112,7 +111,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     const int32_t cpu = current_cpu();
     const int64_t budget = idle_spin_budget(cpu);
     if (budget > 0 || !deadline.forever()) {  // no clock to read for a consumer that parks at once
-      const auto now = Deadline::Clock::now();
+      const auto now = Deadline::now();
       if (!deadline.forever() && now >= deadline.at()) return false;
       auto spin_until = Deadline::saturating_after(now, budget);
       if (!deadline.forever() && deadline.at() < spin_until) spin_until = deadline.at();
@@ -121,7 +120,7 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
       while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();
       const bool arrived = work_ready() || closed_.load(std::memory_order_acquire);
       if (budget > 0) {
-        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::Clock::now() - now
+        idle_budget_ns_ = next_idle_budget(arrived, end.long_spin() ? Deadline::now() - now
                                                                      : Deadline::Clock::duration::zero());
       }
       if (arrived) continue;
@@ -129,11 +128,11 @@ TETHER_HOT_PATH bool PinnedLane::next(Work& w, const Deadline& deadline) {
     if (ran_fast_calls_ && partner_here(cpu)) {  // C1's one yield (see "How long C1 spins")
       ran_fast_calls_ = false;
       std::atomic<int64_t>& resume = g_yields_resume_ns[static_cast<size_t>(cpu) % kYieldCpus];
-      const auto before = Deadline::Clock::now();
+      const auto before = Deadline::now();
       if (before.time_since_epoch().count() >= resume.load(std::memory_order_relaxed)) {
         const uint64_t published = inbox_.published_total();
-        std::this_thread::yield();
-        const auto after = Deadline::Clock::now();
+        platform::yield_cpu();
+        const auto after = Deadline::now();
         if (after - before > kYieldHandedAway && inbox_.published_total() - published <= 1) {
           resume.store((after + kYieldRest).time_since_epoch().count(), std::memory_order_relaxed);
         }

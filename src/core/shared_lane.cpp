@@ -34,7 +34,7 @@ bool SharedLane::next(Work& w) {
       }
       return t == Take::kWork;
     }
-    const auto spin_until = Deadline::saturating_after(Deadline::Clock::now(), options_.idle_spin_ns);
+    const auto spin_until = Deadline::saturating_after(Deadline::now(), options_.idle_spin_ns);
     SpinWait spin;  // C1
     SpinEnd end(spin_until);
     while (!work_ready() && !closed_relaxed() && !end.passed()) spin.once();

@@ -32,6 +32,12 @@ struct Thread {
 // current_cpu: the CPU the calling thread runs on now, or -1 when the OS cannot say.
 [[nodiscard]] int current_cpu() noexcept;
 
+// monotonic_ns: std::chrono::steady_clock's now, in nanoseconds of its epoch (Linux:
+// CLOCK_MONOTONIC, read without libstdc++'s pages in between: posix.cpp says why).
+[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+// yield_cpu: lets another thread ready to run on this CPU run first (sched_yield).
+void yield_cpu() noexcept;
+
 // kHugeRegionBytes, map_huge_region: a region of kHugeRegionBytes, aligned to its size,
 // that the OS is asked to back with huge pages (Linux: transparent huge pages, madvise;
 // one page fault then maps all of it instead of 512), for memory made by the thousand.

@@ -15,6 +15,7 @@
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <linux/rseq.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -119,11 +120,96 @@ void* map_huge_region() noexcept {
 #endif
 }
 
-int current_cpu() noexcept {
+// The hot path's OS calls (current_cpu, monotonic_ns, yield_cpu, park_while and the
+// wakes) are placed with the core's hot path ([[gnu::hot]]: .text.hot, core/hot_path.h)
+// and, on Linux with glibc on x86-64 and arm64, call nothing in libc but clock_gettime:
+// glibc's sched_getcpu, sched_yield and syscall read their own pages of code and data
+// (sched_getcpu three: its code, a GOT entry and ld.so's __rseq_offset), as libstdc++'s
+// steady_clock does on its way to clock_gettime, and after an idle spell every page a
+// round trip touches is a TLB miss the VM's nested page walk pays for (target 3,
+// bench/README.md). Elsewhere: libc's.
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define TETHER_LINUX_DIRECT 1
+// glibc 2.35+ registers an rseq area for every thread at __rseq_offset from the thread
+// pointer (__rseq_size 0: not registered); weak, so an older glibc leaves them null.
+extern "C" {
+extern const std::ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+}
+
+namespace {
+// t_cpu_id_offset: where this thread's rseq cpu_id is, from its thread pointer (the same
+// for every thread: kept per thread because this thread's TLS is on the page its reads of
+// the thread pointer touch anyway, where a global would be one more page: its .bss
+// neighbours are the handle table's 32 KiB); kUnknown until the thread's first look,
+// kNoRseq without an area (then sched_getcpu).
+constexpr std::ptrdiff_t kUnknown = 0;  // never an area's offset: the thread pointer's own word
+constexpr std::ptrdiff_t kNoRseq = PTRDIFF_MIN;
+__attribute__((tls_model("initial-exec"))) thread_local std::ptrdiff_t t_cpu_id_offset = kUnknown;
+
+[[gnu::cold]] std::ptrdiff_t look_up_cpu_id_offset() noexcept {
+  if (&__rseq_size == nullptr || &__rseq_offset == nullptr || __rseq_size == 0) return kNoRseq;
+  return __rseq_offset + static_cast<std::ptrdiff_t>(offsetof(struct rseq, cpu_id));
+}
+
+// raw_syscall: the system call instruction itself (libc's syscall() without its page);
+// returns what the kernel does (-errno on failure).
+long raw_syscall(long number, long a, long b, long c, long d, long e, long f) noexcept {
+#if defined(__x86_64__)
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return ret;
+#else  // aarch64
+  register long x8 __asm__("x8") = number;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  register long x4 __asm__("x4") = e;
+  register long x5 __asm__("x5") = f;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+  return x0;
+#endif
+}
+}  // namespace
+#endif
+
+[[gnu::hot]] int current_cpu() noexcept {
+#if defined(TETHER_LINUX_DIRECT)
+  std::ptrdiff_t offset = t_cpu_id_offset;
+  if (offset == kUnknown) [[unlikely]] offset = t_cpu_id_offset = look_up_cpu_id_offset();
+  if (offset != kNoRseq) {
+    // The kernel writes cpu_id before the thread returns to user space on a CPU: a plain
+    // read of this thread's own area, as glibc's sched_getcpu makes it.
+    const int cpu = *reinterpret_cast<const volatile std::int32_t*>(
+        static_cast<const char*>(__builtin_thread_pointer()) + offset);
+    if (cpu >= 0) return cpu;  // else RSEQ_CPU_ID_UNINITIALIZED or REGISTRATION_FAILED
+  }
+#endif
 #if defined(__linux__)
   return sched_getcpu();  // the vDSO: no system call
 #else
   return -1;
+#endif
+}
+
+[[gnu::hot]] std::int64_t monotonic_ns() noexcept {
+  timespec now{};
+  (void)clock_gettime(CLOCK_MONOTONIC, &now);  // the vDSO; libstdc++'s steady_clock reads the same
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+[[gnu::hot]] void yield_cpu() noexcept {
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+#else
+  (void)sched_yield();
 #endif
 }
 
@@ -135,7 +221,8 @@ std::uint64_t current_thread_id() noexcept {
 #endif
 }
 
-void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t deadline_ns) noexcept {
+[[gnu::hot]] void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                             std::int64_t deadline_ns) noexcept {
 #if defined(__linux__)
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is 32 bits");
   // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, steady_clock's clock here.
@@ -147,8 +234,13 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
     at = &until;
   }
   // EAGAIN (word != expected), EINTR, ETIMEDOUT: the caller re-checks in every case.
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAIT_BITSET_PRIVATE, expected, at,
-                nullptr, FUTEX_BITSET_MATCH_ANY);
+  auto* const futex = const_cast<std::atomic<std::uint32_t>*>(&word);
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(futex), FUTEX_WAIT_BITSET_PRIVATE, static_cast<long>(expected),
+                    reinterpret_cast<long>(at), 0, static_cast<long>(FUTEX_BITSET_MATCH_ANY));
+#else
+  (void)syscall(SYS_futex, futex, FUTEX_WAIT_BITSET_PRIVATE, expected, at, nullptr, FUTEX_BITSET_MATCH_ANY);
+#endif
 #else
   word_park_fallback::park_while(word, expected, deadline_ns);
 #endif
@@ -156,14 +248,18 @@ void park_while(const std::atomic<std::uint32_t>& word, std::uint32_t expected, 
 
 #if defined(__linux__)
 namespace {
-void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
-  (void)syscall(SYS_futex, const_cast<std::atomic<std::uint32_t>*>(&word), FUTEX_WAKE_PRIVATE, threads, nullptr,
-                nullptr, 0);
+[[gnu::hot]] void futex_wake(const std::atomic<std::uint32_t>& word, int threads) noexcept {
+  auto* const futex = const_cast<std::atomic<std::uint32_t>*>(&word);
+#if defined(TETHER_LINUX_DIRECT)
+  (void)raw_syscall(SYS_futex, reinterpret_cast<long>(futex), FUTEX_WAKE_PRIVATE, threads, 0, 0, 0);
+#else
+  (void)syscall(SYS_futex, futex, FUTEX_WAKE_PRIVATE, threads, nullptr, nullptr, 0);
+#endif
 }
 }  // namespace
 #endif
 
-void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
+[[gnu::hot]] void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   futex_wake(word, 1);
 #else
@@ -171,7 +267,7 @@ void wake_one_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #endif
 }
 
-void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
+[[gnu::hot]] void wake_all_parked(const std::atomic<std::uint32_t>& word) noexcept {
 #if defined(__linux__)
   futex_wake(word, INT_MAX);
 #else

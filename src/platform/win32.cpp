@@ -6,6 +6,7 @@
 
 #include "platform/word_park_fallback.h"  // WaitOnAddress would add an import beyond kernel32
 
+#include <chrono>
 #include <climits>
 #include <cwchar>
 
@@ -98,6 +99,13 @@ bool same_thread(const Thread& a, const Thread& b) noexcept { return a.id == b.i
 std::uint64_t current_thread_id() noexcept { return GetCurrentThreadId(); }
 
 int current_cpu() noexcept { return static_cast<int>(GetCurrentProcessorNumber()); }
+
+std::int64_t monotonic_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void yield_cpu() noexcept { (void)SwitchToThread(); }
 
 void* map_huge_region() noexcept { return nullptr; }  // large pages need SeLockMemoryPrivilege
 
