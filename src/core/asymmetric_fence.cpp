@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/hot_path.h"
 #include "platform/platform.h"
 
 namespace tether {
@@ -20,7 +21,7 @@ bool register_membarrier() noexcept {
 // Decided when the library loads, before any thread of ours exists, and again in a forked
 // child (whose one thread is then the only reader): the registration belongs to an
 // address space, and the child's is new.
-bool g_membarrier = register_membarrier();
+TETHER_HOT_DATA bool g_membarrier = register_membarrier();
 
 void after_fork_in_child() noexcept { g_membarrier = g_membarrier && register_membarrier(); }
 

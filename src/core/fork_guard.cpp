@@ -9,6 +9,7 @@
 #include "core/future_graveyard.h"
 #include "core/graph_hosts.h"
 #include "core/handle_table.h"
+#include "core/hot_path.h"
 #include "core/ring_block_depot.h"
 #include "core/call_future_pool.h"
 #include "core/scope_pool.h"
@@ -19,7 +20,7 @@
 namespace tether {
 namespace fork_detail {
 
-std::atomic<uint32_t> g_epoch{0};
+TETHER_HOT_DATA std::atomic<uint32_t> g_epoch{0};
 
 namespace {
 

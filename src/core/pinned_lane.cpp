@@ -31,7 +31,7 @@ namespace {
 constexpr std::chrono::microseconds kYieldHandedAway{250};
 constexpr std::chrono::seconds kYieldRest{10};
 constexpr size_t kYieldCpus = 256;  // CPUs beyond share slots: a hint
-std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
+TETHER_HOT_DATA std::atomic<int64_t> g_yields_resume_ns[kYieldCpus] = {};  // steady clock; relaxed: a hint
 
 }  // namespace
 
