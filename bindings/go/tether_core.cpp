@@ -5390,7 +5390,7 @@ Actor::Actor(CreateKey, std::string name, size_t mailbox_capacity, tether_dtor_f
   static_assert(kActorCountBytes + sizeof(Actor) <= ActorSlab::kBlockBytes, "an actor and its count fit an ActorSlab block");
 }
 
-Actor::~Actor() = default;
+Actor::~Actor() = default;  // the destructor call never ran unless the actor stopped
 
 const std::string& Actor::default_name() noexcept {
   // Short enough for libstdc++ to keep it in the string itself: made without allocating,
@@ -5399,7 +5399,7 @@ const std::string& Actor::default_name() noexcept {
   alignas(std::string) static unsigned char storage[sizeof(std::string)];
   static const std::string* const name = new (storage) std::string(kDefaultName);
   return *name;
-}  // the destructor call never ran unless the actor stopped
+}
 
 bool Actor::ledger_starts_a_line() const noexcept { return reinterpret_cast<uintptr_t>(&ledger_) % 64 == 0; }
 
