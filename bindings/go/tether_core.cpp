@@ -838,22 +838,23 @@ class CallLedger {
 // The owner's end may come before the group exists: orphan() is remembered, and a group
 // made after it is orphaned too, so no thread is ever left unjoined.
 //
-// Thread safety: every member may be called from any thread. One word holds both the
-// group's holder (null until made) and whether the owner orphaned it (kOrphaned, its low
-// bit: a holder is 8-aligned), so each change is one read-modify-write and no two can
-// miss each other:
+// Thread safety: every member may be called from any thread. One word says where things
+// stand: 0 (no group, not orphaned), kOrphanedBeforeMade (no group, the owner orphaned
+// it), or the group's holder (made; whether it is orphaned is the group's to know), so
+// each change is one compare-exchange and no two can miss each other:
 //
-//   word (holder, orphaned)  | get()                               | orphan()
-//   (null, no)               | CAS to (made, no): made             | -> (null, yes)
-//   (null, yes)              | CAS to (made, yes): made, orphaned  | stays
-//   (made, no)               | returns made                        | -> (made, yes): orphans made
-//   (made, yes)              | returns made                        | stays (orphaned once already)
+//   word                 | get()                                 | orphan()
+//   0                    | CAS to holder: made                   | CAS to kOrphanedBeforeMade
+//   kOrphanedBeforeMade  | CAS to holder: made, then orphaned    | stays
+//   holder               | returns the group                     | orphans the group
 //
 // The holder is never written again once installed (a CAS loser drops its own), so
-// readers copy it freely; a group made after orphan() sees the bit in the word it
-// installs into, one made before is the one orphan() finds. (Twice is harmless anyway:
-// ThreadGroup::orphan only marks and schedules.) One word: an actor carries one
-// (measured 2026-12-07: a word and a flag took 16 bytes of the actor).
+// readers copy it freely; a group made after orphan() replaces kOrphanedBeforeMade and
+// orphans itself, one made before is the one orphan() finds. (Twice is harmless:
+// ThreadGroup::orphan only marks and schedules.) The holder is stored as it is, never
+// tagged: a leak checker must see the pointer of an executor still orphaned at exit.
+// One word: an actor carries one (measured 2026-12-07: a word and a flag took 16 bytes
+// of the actor).
 // Lifetime: the owner's; the group itself is shared (each of its threads holds it).
 
 #include <atomic>
@@ -1116,7 +1117,7 @@ namespace tether {
 class LazyThreadGroup {
  public:
   LazyThreadGroup() = default;
-  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }
+  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }  // null: none
   LazyThreadGroup(const LazyThreadGroup&) = delete;
   LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
 
@@ -1129,8 +1130,11 @@ class LazyThreadGroup {
 
  private:
   using Holder = std::shared_ptr<ThreadGroup>;
-  static constexpr uintptr_t kOrphaned = 1;
-  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept { return reinterpret_cast<Holder*>(word & ~kOrphaned); }
+  static constexpr uintptr_t kOrphanedBeforeMade = 1;  // never a holder's address
+  // holder: the word's holder, null while there is none.
+  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept {
+    return word > kOrphanedBeforeMade ? reinterpret_cast<Holder*>(word) : nullptr;
+  }
 
   std::atomic<uintptr_t> word_{0};  // the state table above
 };
@@ -10479,21 +10483,30 @@ std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
   uintptr_t word = word_.load(std::memory_order_acquire);
   if (Holder* made = holder(word)) return *made;
   auto fresh = std::make_unique<Holder>(std::make_shared<ThreadGroup>());
-  static_assert(alignof(Holder) > kOrphaned, "a holder's low bit is free");
-  while (holder(word) == nullptr) {  // (null, either): install, keeping the bit
-    const uintptr_t installed = reinterpret_cast<uintptr_t>(fresh.get()) | (word & kOrphaned);
-    if (word_.compare_exchange_weak(word, installed, std::memory_order_acq_rel, std::memory_order_acquire)) {
+  while (holder(word) == nullptr) {  // 0 or kOrphanedBeforeMade: install
+    if (word_.compare_exchange_weak(word, reinterpret_cast<uintptr_t>(fresh.get()), std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       Holder* made = fresh.release();
-      if ((word & kOrphaned) != 0) (*made)->orphan();  // orphan() came first and found none
+      if (word == kOrphanedBeforeMade) (*made)->orphan();  // orphan() came first and found none
       return *made;
     }
   }
-  return *holder(word);  // another's (made, either): fresh goes
+  return *holder(word);  // another's: fresh goes
 }
 
 void LazyThreadGroup::orphan() {
-  const uintptr_t before = word_.fetch_or(kOrphaned, std::memory_order_acq_rel);
-  if ((before & kOrphaned) == 0 && holder(before) != nullptr) (*holder(before))->orphan();
+  uintptr_t word = word_.load(std::memory_order_acquire);
+  for (;;) {
+    if (Holder* made = holder(word)) {
+      (*made)->orphan();
+      return;
+    }
+    if (word == kOrphanedBeforeMade) return;
+    if (word_.compare_exchange_weak(word, kOrphanedBeforeMade, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return;  // the group made later orphans itself
+    }
+  }
 }
 
 void LazyThreadGroup::join_all() {

@@ -6,21 +6,30 @@ std::shared_ptr<ThreadGroup> LazyThreadGroup::get() {
   uintptr_t word = word_.load(std::memory_order_acquire);
   if (Holder* made = holder(word)) return *made;
   auto fresh = std::make_unique<Holder>(std::make_shared<ThreadGroup>());
-  static_assert(alignof(Holder) > kOrphaned, "a holder's low bit is free");
-  while (holder(word) == nullptr) {  // (null, either): install, keeping the bit
-    const uintptr_t installed = reinterpret_cast<uintptr_t>(fresh.get()) | (word & kOrphaned);
-    if (word_.compare_exchange_weak(word, installed, std::memory_order_acq_rel, std::memory_order_acquire)) {
+  while (holder(word) == nullptr) {  // 0 or kOrphanedBeforeMade: install
+    if (word_.compare_exchange_weak(word, reinterpret_cast<uintptr_t>(fresh.get()), std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       Holder* made = fresh.release();
-      if ((word & kOrphaned) != 0) (*made)->orphan();  // orphan() came first and found none
+      if (word == kOrphanedBeforeMade) (*made)->orphan();  // orphan() came first and found none
       return *made;
     }
   }
-  return *holder(word);  // another's (made, either): fresh goes
+  return *holder(word);  // another's: fresh goes
 }
 
 void LazyThreadGroup::orphan() {
-  const uintptr_t before = word_.fetch_or(kOrphaned, std::memory_order_acq_rel);
-  if ((before & kOrphaned) == 0 && holder(before) != nullptr) (*holder(before))->orphan();
+  uintptr_t word = word_.load(std::memory_order_acquire);
+  for (;;) {
+    if (Holder* made = holder(word)) {
+      (*made)->orphan();
+      return;
+    }
+    if (word == kOrphanedBeforeMade) return;
+    if (word_.compare_exchange_weak(word, kOrphanedBeforeMade, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return;  // the group made later orphans itself
+    }
+  }
 }
 
 void LazyThreadGroup::join_all() {

@@ -5,22 +5,23 @@
 // The owner's end may come before the group exists: orphan() is remembered, and a group
 // made after it is orphaned too, so no thread is ever left unjoined.
 //
-// Thread safety: every member may be called from any thread. One word holds both the
-// group's holder (null until made) and whether the owner orphaned it (kOrphaned, its low
-// bit: a holder is 8-aligned), so each change is one read-modify-write and no two can
-// miss each other:
+// Thread safety: every member may be called from any thread. One word says where things
+// stand: 0 (no group, not orphaned), kOrphanedBeforeMade (no group, the owner orphaned
+// it), or the group's holder (made; whether it is orphaned is the group's to know), so
+// each change is one compare-exchange and no two can miss each other:
 //
-//   word (holder, orphaned)  | get()                               | orphan()
-//   (null, no)               | CAS to (made, no): made             | -> (null, yes)
-//   (null, yes)              | CAS to (made, yes): made, orphaned  | stays
-//   (made, no)               | returns made                        | -> (made, yes): orphans made
-//   (made, yes)              | returns made                        | stays (orphaned once already)
+//   word                 | get()                                 | orphan()
+//   0                    | CAS to holder: made                   | CAS to kOrphanedBeforeMade
+//   kOrphanedBeforeMade  | CAS to holder: made, then orphaned    | stays
+//   holder               | returns the group                     | orphans the group
 //
 // The holder is never written again once installed (a CAS loser drops its own), so
-// readers copy it freely; a group made after orphan() sees the bit in the word it
-// installs into, one made before is the one orphan() finds. (Twice is harmless anyway:
-// ThreadGroup::orphan only marks and schedules.) One word: an actor carries one
-// (measured 2026-12-07: a word and a flag took 16 bytes of the actor).
+// readers copy it freely; a group made after orphan() replaces kOrphanedBeforeMade and
+// orphans itself, one made before is the one orphan() finds. (Twice is harmless:
+// ThreadGroup::orphan only marks and schedules.) The holder is stored as it is, never
+// tagged: a leak checker must see the pointer of an executor still orphaned at exit.
+// One word: an actor carries one (measured 2026-12-07: a word and a flag took 16 bytes
+// of the actor).
 // Lifetime: the owner's; the group itself is shared (each of its threads holds it).
 #pragma once
 
@@ -35,7 +36,7 @@ namespace tether {
 class LazyThreadGroup {
  public:
   LazyThreadGroup() = default;
-  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }
+  ~LazyThreadGroup() { delete holder(word_.load(std::memory_order_acquire)); }  // null: none
   LazyThreadGroup(const LazyThreadGroup&) = delete;
   LazyThreadGroup& operator=(const LazyThreadGroup&) = delete;
 
@@ -48,8 +49,11 @@ class LazyThreadGroup {
 
  private:
   using Holder = std::shared_ptr<ThreadGroup>;
-  static constexpr uintptr_t kOrphaned = 1;
-  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept { return reinterpret_cast<Holder*>(word & ~kOrphaned); }
+  static constexpr uintptr_t kOrphanedBeforeMade = 1;  // never a holder's address
+  // holder: the word's holder, null while there is none.
+  [[nodiscard]] static Holder* holder(uintptr_t word) noexcept {
+    return word > kOrphanedBeforeMade ? reinterpret_cast<Holder*>(word) : nullptr;
+  }
 
   std::atomic<uintptr_t> word_{0};  // the state table above
 };
