@@ -18,11 +18,13 @@ inline tether_status NoState(tether_task*, void*, void** state_out) {
   return TETHER_OK;
 }
 
-// MakeActor: an actor of null state on executor `on` (the null handle: a thread of its own).
-inline tether_actor MakeActor(tether_executor on) {
+// MakeActor: an actor of null state on executor `on` (the null handle: a thread of its own),
+// named `name` (null: the library's default name).
+inline tether_actor MakeActor(tether_executor on, const char* name = nullptr) {
   tether_actor_options o;
   tether_actor_options_init(&o);
   o.executor = on;
+  if (name != nullptr) o.name = name;
   tether_actor a;
   Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
   return a;

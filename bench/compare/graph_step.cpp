@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "../call_each.h"
 #include "../check.h"
 #include "measure.h"
 #include "placement.h"
@@ -43,6 +44,7 @@ namespace compare {
 namespace {
 
 using tether_bench::Check;
+using tether_bench::MakeActor;
 
 constexpr int kShortChain = 16;
 constexpr int kLongChain = 128;
@@ -110,11 +112,6 @@ class SpscPair {
   std::thread worker_;
 };
 
-tether_status NoState(tether_task*, void*, void** state) {
-  *state = nullptr;
-  return TETHER_OK;
-}
-
 // Node: x -> x + 1; its outputs live in a ring it owns (the library passes the pointers on).
 struct Node {
   int64_t ring[kValues] = {};
@@ -138,9 +135,9 @@ class Actors {
  public:
   explicit Actors(bool apart) {
     place_caller(apart ? Placement::kDifferentCpus : Placement::kSameCpu);  // the first CPU
-    a_ = make("compare-a");
+    a_ = MakeActor(tether_executor{0}, "compare-a");
     if (apart) place_for_build(Placement::kDifferentCpus);  // the second
-    b_ = make("compare-b");
+    b_ = MakeActor(tether_executor{0}, "compare-b");
     place_caller(apart ? Placement::kUnpinned : Placement::kSameCpu);
   }
   ~Actors() {
@@ -153,14 +150,6 @@ class Actors {
   [[nodiscard]] tether_actor b() const { return b_; }
 
  private:
-  static tether_actor make(const char* name) {
-    tether_actor_options o;
-    tether_actor_options_init(&o);
-    o.name = name;
-    tether_actor a;
-    Check(tether_actor_create(&o, NoState, nullptr, nullptr, nullptr, &a), TETHER_OK, "tether_actor_create");
-    return a;
-  }
   tether_actor a_{0}, b_{0};
 };
 
