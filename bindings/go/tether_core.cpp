@@ -1186,7 +1186,8 @@ class LazyThreadGroup {
 // counted after that read counted itself (seq_cst) before its first light publication,
 // so its P2 load comes after C2 and sees the announcement; one counted out before that
 // read was counted out (release) after its last light publication, which C4 therefore
-// sees. A lease starts light and is counted out at its end. A waited call to a consumer
+// sees. A lease starts fenced in full: its holder counts it in at its first light
+// publication, and out at its end. A waited call (or one with a future) to a consumer
 // that announced it may sleep counts its holder out: its caller blocks right after
 // publishing, so a full fence (tens of ns) costs it little against a round trip of
 // microseconds, while the consumer that answers it and parks would pay a membarrier
@@ -1288,9 +1289,9 @@ class LazyThreadGroup {
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
 //   - light_leases_ counts the leased rings whose holder publishes with a light fence now
 //     (CallRing::fences_lightly): incremented (seq_cst) before the holder's first light
-//     publication (a lease starts light), decremented (release) after its last one (a
-//     waited call, which fences in full, or the lease's end). A consumer about to park
-//     reads it (pinned_lane.h, C3).
+//     publication (a lease starts fenced in full), decremented (release) after its last
+//     one (a waited call or a call with a future to a sleeping consumer, which fences in
+//     full, or the lease's end). A consumer about to park reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -1945,12 +1946,16 @@ struct FastCall {
 // call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
   enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
-  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 4-aligned
-  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h), so
-  // that a run of calls (FastRun: the entries whose word3 is the first's) is all waited
-  // calls or none, and the run's loop need not tell them apart call by call.
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 8-aligned (its vtable pointer)
+  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h);
+  // kFuture: of a call with a future (the actor's FutureCall). So a run of calls
+  // (FastRun: the entries whose word3 is the first's) is all answered calls (waited or
+  // with a future) or none, and the run's loop need not tell them from fire-and-forget
+  // calls call by call. kWaited is also a hint for the wake-up (wake_preemption.h):
+  // that call's caller blocks at once; a call with a future's may stream more first.
   static constexpr uintptr_t kWaited = 2;
-  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited);
+  static constexpr uintptr_t kFuture = 4;
+  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited | kFuture);
 
   std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3
@@ -2417,7 +2422,7 @@ class FastRun;
 
 // FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
 // its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
-class FastTarget {
+class alignas(8) FastTarget {  // aligned for RingEntry's flags in word3 (below)
  public:
   // run_fast: runs first on the lane's consumer, then each call more.next() gives: the
   // ring's next calls to this target, run back to back with one set-up (drain_ring).
@@ -2430,6 +2435,9 @@ class FastTarget {
  protected:
   ~FastTarget() = default;
 };
+
+static_assert(alignof(FastTarget) > (RingEntry::kKindMask | RingEntry::kWaited | RingEntry::kFuture),
+              "a RingEntry's word3 keeps its flags in a FastTarget pointer's low bits");
 
 class Inbox {
  public:
@@ -2464,7 +2472,7 @@ class Inbox {
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
   // full (full: the lane's choice for a waited call, pinned_lane.h's C3), counting the
-  // ring in or out of the light leases first. flags: 0, or RingEntry::kWaited.
+  // ring in or out of the light leases first. flags: 0, RingEntry::kWaited or kFuture.
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags, bool full) noexcept {
     if (full) {
       fence_fully(ring);
@@ -2533,6 +2541,9 @@ class Inbox {
     }
     return drain_ring_from(lane, s, *r);
   }
+  // took_futures: the last fast call drain_ring or try_pop took (and so the last run of
+  // drain_ring) was a call with a future (RingEntry::kFuture). Consumer only.
+  [[nodiscard]] bool took_futures() const noexcept { return took_futures_; }
   // run: runs what try_pop took, on lane, and lets it go.
   static void run(Work& w, Lane& lane) noexcept;
 
@@ -2651,6 +2662,7 @@ class Inbox {
   size_t current_ = 0;                                // the source being drained
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
+  bool took_futures_ = false;                         // the last fast call taken had a future (took_futures)
   // The mailbox's first call waits for source mailbox_waits_on_ to reach the mark
   // mailbox_waits_for_ (pop_mailbox found so; kLaneSources: not known). It stays so until
   // the consumer pops that call, which only it does. A call with a future behind a
@@ -3336,13 +3348,13 @@ class PinnedLane final : public Lane {
     prefetch_for_read(presence_);
     inbox_.prefetch_for_push(ring);
   }
-  // fences_fully: whether a call with these flags publishes with a full fence: a waited
-  // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
-  // consumer that answers it will likely park again, and its park then needs no heavy
-  // fence for that caller's ring (C3). Actor::post_now_as sends such a call, and a waited
-  // call through a ring that fences in full, to push_fast.
+  // fences_fully: whether a call with these flags publishes with a full fence: an
+  // answered call (waited, or with a future) when the consumer announced it may sleep
+  // (C2; a relaxed read, a hint): the consumer that answers it will likely park again,
+  // and its park then needs no heavy fence for that caller's ring (C3). Actor::post_now_as
+  // sends such a call, and an answered call through a ring that fences in full, to push_fast.
   [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
-    return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
+    return (flags & (RingEntry::kWaited | RingEntry::kFuture)) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement;
   // waited: the call pushed was a waited one (core/wake_preemption.h).
@@ -3381,7 +3393,9 @@ class PinnedLane final : public Lane {
   // make each call fetch that line back from the consumer's CPU).
   alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
-  // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
+  // ran_fast_calls_: the work serve() ran last was fire-and-forget (or waited) calls, not
+  // calls with a future: their caller may wait for them parked (wake_preemption.h), as
+  // for a call with a future from the mailbox.
   bool ran_fast_calls_ = false;
   // woke_waiter_here_: the work serve() ran since C1's last look woke a waiter parked on
   // this CPU (spin_policy.h's take_woke_here, which serve() takes after each work).
@@ -4540,6 +4554,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // Sender: what one producer thread holds to call this actor without the general path,
   // its tally and the ring it leased on the default lane. Used by that thread alone,
   // between open and close. The actor's own conditions are open_sender's and post_fast's.
+  // A call with a future to the default thread goes through the same ring, as a FutureCall
+  // (try_call_future), and a waited call as the thread's WaitedCall (try_call_waited).
   [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
     return group == nullptr && !want_future;
   }
@@ -4570,8 +4586,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // caller's hot path, which then keeps no registers for rare turns: post_now does what
   // needs no call out of line, finish_post (out of line) the rest. kPosted, or
   // finish_post true: queued (arg_drop belongs to the call). kRefused, or finish_post
-  // false: call() must take it (arg untouched). flags: the entry's (RingEntry::kWaited
-  // for a waited call, whose arg_drop is WaitedCall::marker; else 0).
+  // false: call() must take it (arg untouched). flags: the entry's, ring_flags(arg_drop)
+  // (RingEntry::kWaited for a waited call, kFuture for a call with a future; else 0).
   [[nodiscard]] FastPost post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
                                   tether_drop_fn arg_drop, uintptr_t flags = 0) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
@@ -4588,6 +4604,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // wait would wait on itself: the general path says DEADLOCK), it has no WaitedCall,
   // or post_fast refused.
   [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
+  // try_call_future: call(nullptr, m, arg, want_future) through sender (a FutureCall in
+  // its ring: actor_future_call.h, actor_ring_future.cpp): the future once queued (arg
+  // then belonged to the call). Null when the general path must take it (arg untouched):
+  // the actor is stopping, released or DEAD, or there was no memory for the call or the
+  // ring.
+  [[nodiscard]] std::shared_ptr<Future> try_call_future(Sender& sender, tether_method_fn m, UserArg& arg) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the
   // actor stopping).
@@ -4649,6 +4671,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                        Deadline room);
   [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
+  // answered: a ring entry's drop that names a call whose caller takes its answer: a
+  // waited call (WaitedCall::marker) or a call with a future (FutureCall::ring_marker).
+  // Such entries carry RingEntry::kWaited or kFuture (ring_flags: the flags of an entry
+  // with this drop), and run in runs of their own (run_fast_as).
+  [[nodiscard]] static bool answered(tether_drop_fn drop) noexcept;
+  [[nodiscard]] static uintptr_t ring_flags(tether_drop_fn drop) noexcept;
   // The waited calls among the fast ones (WaitedCall::is_waited: actor_waited_call.cpp).
   class WaitedEnd;
   // run_waited: the default thread runs the waited call (method, its WaitedCall). By
@@ -4817,11 +4845,17 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
 // moved once more on the way.
 inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                           Deadline room, SenderSource* senders) {
-  if (senders != nullptr && fast_path_applies(group, want_future)) {
+  if (senders != nullptr && group == nullptr) {  // the default thread: this thread's sender, if it has one
     Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
-      (void)arg.release();  // the call owns it now
-      return nullptr;
+    if (sender != nullptr) {
+      if (fast_path_applies(group, want_future)) {
+        if (post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
+          (void)arg.release();  // the call owns it now
+          return nullptr;
+        }
+      } else if (std::shared_ptr<Future> future = try_call_future(*sender, m, arg)) {
+        return future;
+      }
     }
   }
   return call_general(group, m, std::move(arg), want_future, room);
@@ -4834,65 +4868,24 @@ inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m
 #include <cstdint>
 #include <cstring>
 
-// ---- core/actor_slab.h ----
-// ActorSlab: the blocks actors live in (block_slab.h): 384 bytes, 64-byte aligned, each
-// the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
-// layout: the two share the block's first line), carved 64 at a time (24 KiB and a
-// 64-byte header).
+// ---- core/actor_future_call.h ----
+// Actor::FutureCall: one call of a method with a future: the call and its future in one
+// block (call_future.h), counted by the actor's ledger as the future ends.
+//
+// It reaches the default thread one of two ways, and is counted the way it came:
+//   the general path   queued in the lane's mailbox (Actor::call_general): accepted and
+//                      admitted in the shared counters; run() or cancel() leaves and
+//                      settles there too.
+//   the caller's ring  (actor_ring_future.cpp) an entry of the caller's Sender ring,
+//                      carrying this call (its arg) with ring_marker as its drop: accepted
+//                      in the sender's tally, as a fire-and-forget fast call is; the
+//                      default thread leaves, counts a success and settles it in the
+//                      fields only it writes (run_from_ring, end_unrun_from_ring), a
+//                      canceller that claimed its entry in the shared ones
+//                      (cancel_from_ring). No atomic read-modify-write of the actor's, and
+//                      none of the mailbox's: 9 a call fewer than the general path.
+// Either way the lane holds a reference (queued_) until its last touch (release_queued).
 
-#include <cstddef>
-
-
-namespace tether {
-
-using ActorSlab = BlockSlab</*kBlockSize=*/6 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
-
-// kActorCountBytes: what std::allocate_shared puts before the actor in its block
-// (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.
-inline constexpr size_t kActorCountBytes = 16;
-
-}  // namespace tether
-// ---- end of core/actor_slab.h ----
-// ---- core/pool_allocator.h ----
-// PoolAllocator: a standard allocator on one of the library's pools (Pool::allocate(size),
-// Pool::free(p, size): MagazinePool, BlockSlab), for std::allocate_shared: the object and
-// its reference count in one block of the pool.
-
-#include <cstddef>
-
-namespace tether {
-
-template <class T, class Pool>
-struct PoolAllocator {
-  using value_type = T;
-  PoolAllocator() noexcept = default;
-  template <class U>
-  PoolAllocator(const PoolAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
-  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { Pool::free(p, n * sizeof(T)); }
-  template <class U>
-  bool operator==(const PoolAllocator<U, Pool>&) const noexcept { return true; }
-};
-
-}  // namespace tether
-// ---- end of core/pool_allocator.h ----
-// ---- core/call_future_pool.h ----
-// CallFuturePool: where actor calls with a future live (an Actor::FutureCall: the call and
-// its future, call_future.h), with their shared_ptr count: one 256-byte, 64-byte-aligned
-// block each, cached per thread in magazines (magazine_pool.h) and carved from a slab
-// (block_slab.h). A stream of calls, 1,024 in flight or one at a time, allocates nothing;
-// 100,000 in flight take 256 bytes each (a ScopePool block is 480 and a malloc header),
-// from huge pages once there are that many.
-
-
-namespace tether {
-
-using CallFutureSlab = BlockSlab</*kBlockSize=*/4 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
-using CallFuturePool = MagazinePool</*kBlockSize=*/CallFutureSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/32,
-                                    Cleanup::CallFuturePool, SlabBlocks<CallFutureSlab>>;
-
-}  // namespace tether
-// ---- end of core/call_future_pool.h ----
 // ---- core/call_future.h ----
 // CallFuture: an actor call with a future, in ONE block: the Call its lane queues and
 // runs, and the Future its caller's handle names. What a plain call needs (a state word,
@@ -4995,13 +4988,18 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool start(UserArg& arg);
   // finish: the method returned with err (null: OK). With nested threads (adopt_nested),
   // their scope hears it and ends the call; else the call ends now. True when no nested
-  // thread runs (as Scope::finish_call).
-  bool finish(ErrorPtr err, Scope* nested);
+  // thread runs (as Scope::finish_call). by_consumer: the calling thread is the one
+  // consumer of the lane's fast calls, and counts a success in its own field
+  // (CallLedger::fast_succeeded) rather than with a read-modify-write.
+  bool finish(ErrorPtr err, Scope* nested, bool by_consumer = false);
   // fail_pending: PENDING -> FAILED with e (the arg dropped). No effect once started.
   void fail_pending(ErrorPtr e);
   // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
   // subclass's cancel()).
   void cancel_queued() noexcept;
+  // release_queued: the lane is done with the call (dispose): maybe the last reference,
+  // so the caller's last touch of this.
+  void release_queued() noexcept { dispose(); }
   [[nodiscard]] Lane& lane() const noexcept { return *lane_; }
   [[nodiscard]] tether_method_fn method() const noexcept { return method_; }
   // The subclass's: what holds the owner (whose ledger counts the call) alive until
@@ -5013,9 +5011,10 @@ class CallFuture : public Call, public Future {
   class NestedEnd;
   // dispose: the lane is done with the call: its reference goes (maybe the last).
   void dispose() noexcept final;
-  // complete_locked: the terminal change: counts the call, stores err (a cancellation's
-  // own when null and CANCELLED), then the state. Returns the notices to run unlocked.
-  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err) noexcept;
+  // complete_locked: the terminal change: counts the call (a success in the consumer's
+  // own field when by_consumer: finish), stores err (a cancellation's own when null and
+  // CANCELLED), then the state. Returns the notices to run unlocked.
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err, bool by_consumer = false) noexcept;
   // announce: after a change, unlocked: wakes waiters, then runs due; ended: this thread
   // made the call terminal (it alone writes the settled copy and settled_).
   void announce(NoticeList::Due&& due, bool ended);
@@ -5083,6 +5082,179 @@ class CallFuture : public Call, public Future {
 
 }  // namespace tether
 // ---- end of core/call_future.h ----
+// ---- core/call_future_pool.h ----
+// CallFuturePool: where actor calls with a future live (an Actor::FutureCall: the call and
+// its future, call_future.h), with their shared_ptr count: one 256-byte, 64-byte-aligned
+// block each, cached per thread in magazines (magazine_pool.h) and carved from a slab
+// (block_slab.h). A stream of calls, 1,024 in flight or one at a time, allocates nothing;
+// 100,000 in flight take 256 bytes each (a ScopePool block is 480 and a malloc header),
+// from huge pages once there are that many.
+
+
+namespace tether {
+
+using CallFutureSlab = BlockSlab</*kBlockSize=*/4 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+using CallFuturePool = MagazinePool</*kBlockSize=*/CallFutureSlab::kBlockBytes, /*kMagazine=*/64, /*kMaxBatches=*/32,
+                                    Cleanup::CallFuturePool, SlabBlocks<CallFutureSlab>>;
+
+}  // namespace tether
+// ---- end of core/call_future_pool.h ----
+
+namespace tether {
+
+class Actor::FutureCall final : public CallFuture {
+ public:
+  FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
+      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, lane, m, std::move(arg)) {
+    static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
+  }
+
+  // The mailbox's (the general path).
+  void run(Lane& lane) noexcept override {
+    Actor& a = actor();
+    a.ledger_.leave();
+    if (runs(a)) {
+      run_method(a, lane, /*from_ring=*/false);
+      return;
+    }
+    a.settle();
+  }
+  void cancel() noexcept override {
+    Actor& a = actor();
+    a.ledger_.leave();
+    cancel_queued();
+    a.settle();
+  }
+
+  // ---- through the caller's ring (actor_ring_future.cpp) ----
+  // ring_marker: the drop of a ring entry that carries a FutureCall as its arg (in_ring).
+  // Never called.
+  static void ring_marker(void* call) noexcept;
+  [[nodiscard]] static bool in_ring(tether_drop_fn drop) noexcept { return drop == &ring_marker; }
+  [[nodiscard]] static FutureCall& of_entry(void* arg) noexcept { return *static_cast<FutureCall*>(arg); }
+  // The default thread, its entry stepped past (and counted out of the queue: fast_left).
+  void run_from_ring(Lane& lane) noexcept {
+    Actor& a = actor();
+    if (runs(a)) {
+      run_method(a, lane, /*from_ring=*/true);
+    } else {
+      a.settle_fast();
+    }
+    release_queued();  // the last touch
+  }
+  // end_unrun_from_ring: the default thread, before or without a state, or after a stop
+  // CANCEL: the call never runs (run_fast_not_alive).
+  void end_unrun_from_ring() noexcept {
+    Actor& a = actor();
+    end_unrun(a);
+    a.settle_fast();
+    release_queued();
+  }
+  // cancel_from_ring: a canceller claimed the entry (or its lane ended): never runs.
+  void cancel_from_ring() noexcept {
+    cancel();
+    release_queued();
+  }
+  // undo_post: the ring refused the call (the actor is closing): it was never queued,
+  // and its arg is still the caller's.
+  void undo_post() noexcept { release_queued(); }
+
+ private:
+  // actor: the owner (alive: an unsettled call keeps the destructor, and the end, away).
+  [[nodiscard]] Actor& actor() const noexcept { return *static_cast<Actor*>(const_cast<void*>(owner())); }
+
+  // runs: the method may run now; else the call ended unrun (FAILED or CANCELLED).
+  bool runs(Actor& a) noexcept {
+    if (a.life_.load(std::memory_order_acquire) == Life::Alive && !a.cancelling()) [[likely]] return true;
+    end_unrun(a);
+    return false;
+  }
+  void end_unrun(Actor& a) noexcept {
+    if (a.life_.load(std::memory_order_acquire) == Life::Dead) {
+      // Queued before the constructor failed: never runs. Failed, or cancelled when there
+      // was no memory for the error.
+      if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
+    }
+    cancel_queued();  // a stop CANCEL (of the constructor, or of this call); a no-op once failed
+  }
+
+  // run_method: from_ring: the default thread settles it, and counts a success, in its
+  // own fields.
+  void run_method(Actor& a, Lane& lane, bool from_ring) noexcept {
+    UserArg arg;
+    if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
+      if (from_ring) {
+        a.settle_fast();
+      } else {
+        a.settle();
+      }
+      return;
+    }
+    ErrorPtr err;
+    std::shared_ptr<Scope> nested;
+    {
+      Task task(*this, lane.name(), &a.origin());
+      const tether_method_fn m = method();
+      err = run_task(task, [&](tether_task* t) { return m(t, a.state_ptr_, arg.get()); });
+      nested = task.lazy_scope();
+    }
+    arg.reset();
+    if (!finish(std::move(err), nested.get(), from_ring)) {
+      a.settle_when_done(nested.get());  // nested threads still run
+    } else if (from_ring) {
+      a.settle_fast();  // quiet already (the usual case): no notice to make
+    } else {
+      a.settle();
+    }
+  }
+
+  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
+};
+
+}  // namespace tether
+// ---- end of core/actor_future_call.h ----
+// ---- core/actor_slab.h ----
+// ActorSlab: the blocks actors live in (block_slab.h): 384 bytes, 64-byte aligned, each
+// the shared_ptr's count (kActorCountBytes) and the actor right after it (actor.h's
+// layout: the two share the block's first line), carved 64 at a time (24 KiB and a
+// 64-byte header).
+
+#include <cstddef>
+
+
+namespace tether {
+
+using ActorSlab = BlockSlab</*kBlockSize=*/6 * 64, /*kAlign=*/64, /*kChunkBlocks=*/64>;
+
+// kActorCountBytes: what std::allocate_shared puts before the actor in its block
+// (libstdc++'s count: a vtable pointer and two ints), the actor being aligned to no more.
+inline constexpr size_t kActorCountBytes = 16;
+
+}  // namespace tether
+// ---- end of core/actor_slab.h ----
+// ---- core/pool_allocator.h ----
+// PoolAllocator: a standard allocator on one of the library's pools (Pool::allocate(size),
+// Pool::free(p, size): MagazinePool, BlockSlab), for std::allocate_shared: the object and
+// its reference count in one block of the pool.
+
+#include <cstddef>
+
+namespace tether {
+
+template <class T, class Pool>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() noexcept = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U, Pool>&) noexcept {}  // NOLINT: rebinding
+  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(Pool::allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { Pool::free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const PoolAllocator<U, Pool>&) const noexcept { return true; }
+};
+
+}  // namespace tether
+// ---- end of core/pool_allocator.h ----
 // ---- core/call_outcome.h ----
 // Settling a call's outcome with its owner's ledger, shared by executor tasks and actor
 // calls, so that both count and keep failures the same way.
@@ -5285,69 +5457,6 @@ class Actor::MethodCall : public Call {
   Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
   tether_method_fn method_;
   UserArg arg_;
-};
-
-// FutureCall: one call of a method with a future: the call and its future in one block
-// (call_future.h), counted by the actor's ledger as the future ends.
-class Actor::FutureCall final : public CallFuture {
- public:
-  FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
-      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, lane, m, std::move(arg)) {
-    static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
-  }
-
-  void run(Lane& lane) noexcept override {
-    Actor& a = actor();
-    a.ledger_.leave();
-    const Life life = a.life_.load(std::memory_order_acquire);
-    if (life == Life::Dead) {
-      // Queued before the constructor failed: never runs. Failed, or cancelled when there
-      // was no memory for the error.
-      if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
-      cancel_queued();  // no-op once failed
-    } else if (life != Life::Alive || a.cancelling()) {  // a stop CANCEL: the constructor, or this call
-      cancel_queued();
-    } else {
-      run_method(a, lane);
-      return;
-    }
-    a.settle();
-  }
-
-  void cancel() noexcept override {
-    Actor& a = actor();
-    a.ledger_.leave();
-    cancel_queued();
-    a.settle();
-  }
-
- private:
-  // actor: the owner (alive: an unsettled call keeps the destructor, and the end, away).
-  [[nodiscard]] Actor& actor() const noexcept { return *static_cast<Actor*>(const_cast<void*>(owner())); }
-
-  void run_method(Actor& a, Lane& lane) noexcept {
-    UserArg arg;
-    if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
-      a.settle();
-      return;
-    }
-    ErrorPtr err;
-    std::shared_ptr<Scope> nested;
-    {
-      Task task(*this, lane.name(), &a.origin());
-      const tether_method_fn m = method();
-      err = run_task(task, [&](tether_task* t) { return m(t, a.state_ptr_, arg.get()); });
-      nested = task.lazy_scope();
-    }
-    arg.reset();
-    if (finish(std::move(err), nested.get())) {
-      a.settle();  // quiet already (the usual case): no notice to make
-    } else {
-      a.settle_when_done(nested.get());  // nested threads still run
-    }
-  }
-
-  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call (actor.h).
@@ -5711,6 +5820,15 @@ void Actor::release(bool wait) {
 
 namespace tether {
 
+bool Actor::answered(tether_drop_fn drop) noexcept {
+  return WaitedCall::is_waited(drop) || FutureCall::in_ring(drop);
+}
+
+uintptr_t Actor::ring_flags(tether_drop_fn drop) noexcept {
+  if (WaitedCall::is_waited(drop)) return RingEntry::kWaited;
+  return FutureCall::in_ring(drop) ? RingEntry::kFuture : 0;
+}
+
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
   if (ledger_.capacity() != 0 || default_lane_->thread_count() != 1) return nullptr;
@@ -5745,7 +5863,7 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
     unaccept_fast(sender);
     return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
-  const uintptr_t flags = WaitedCall::is_waited(arg_drop) ? RingEntry::kWaited : 0;  // as post_now's caller gave
+  const uintptr_t flags = ring_flags(arg_drop);  // as post_now's caller gave
   default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this, flags);
   return true;
 }
@@ -5797,17 +5915,23 @@ template <LightFence kFence>
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
-  // A waited call (waited_call.h) runs with a task of its own (its result has a slot).
-  // A run is all waited calls or none (FastRun takes the entries whose word3 is the
-  // first's, RingEntry::kWaited included), so a waited call behind others starts a run
-  // of its own, after what ran before it was counted and settled: its caller, once it
-  // sees the end, sees them in the stats, as it would have behind a call with a future.
+  // An answered call (a waited call, waited_call.h, or one with a future,
+  // actor_future_call.h) runs with a task of its own (its result has a slot). A run is
+  // all answered calls or none (FastRun takes the entries whose word3 is the first's,
+  // RingEntry::kWaited included), so an answered call behind others starts a run of its
+  // own, after what ran before it was counted and settled: its caller, once it sees the
+  // end, sees them in the stats.
   // A stop CANCEL during the run: the calls not started yet never start (actor.h).
   FastCall call = first;
-  if (WaitedCall::is_waited(call.drop)) {
+  if (answered(call.drop)) {
     do {
       ledger_.fast_left();
-      run_waited(lane, call.method, call.arg);
+      if (FutureCall::in_ring(call.drop)) {
+        (void)take_woke_here();  // only the run's last call's wake-up counts (PinnedLane::serve)
+        FutureCall::of_entry(call.arg).run_from_ring(lane);
+      } else {
+        run_waited(lane, call.method, call.arg);
+      }
       if (!more.next_as<kFence>(call)) return;
     } while (!cancelling());
     run_fast_not_alive(call, more);
@@ -5866,6 +5990,10 @@ void Actor::run_fast_not_alive(FastCall first, FastRun& more) noexcept {
   FastCall call = first;
   do {
     ledger_.fast_left();
+    if (FutureCall::in_ring(call.drop)) {
+      FutureCall::of_entry(call.arg).end_unrun_from_ring();  // settled there
+      continue;
+    }
     if (WaitedCall::is_waited(call.drop)) {
       auto& waited = *static_cast<WaitedCall*>(call.arg);
       end_waited_unrun(waited, life_.load(std::memory_order_acquire) == Life::Dead ? dead_error_or_null() : nullptr);
@@ -5902,6 +6030,10 @@ void Actor::fail_dead_fast(const FastCall& call) noexcept {
 }
 
 void Actor::cancel_fast(const FastCall& call) noexcept {
+  if (FutureCall::in_ring(call.drop)) {
+    FutureCall::of_entry(call.arg).cancel_from_ring();  // counted and settled there, in the shared counters
+    return;
+  }
   ledger_.leave();
   if (WaitedCall::is_waited(call.drop)) {
     end_waited_unrun(*static_cast<WaitedCall*>(call.arg), nullptr);
@@ -5916,6 +6048,48 @@ TETHER_HOT_PATH void Actor::settle_fast(uint64_t n) noexcept {
   fast_settled().store(fast_settled().load(std::memory_order_relaxed) + n, std::memory_order_release);
   light_fence();  // the count before the stop is read: pairs with start_stop's heavy_fence
   if (stopped(std::memory_order_relaxed)) finish_if_idle();
+}
+
+}  // namespace tether
+// ==== core/actor_ring_future.cpp ====
+// Calls with a future through the caller's ring (actor_future_call.h): a thread that holds
+// a Sender for the actor (the C boundary's cache opens one for a thread that calls the
+// actor again and again) queues its call with a future as a fast call whose arg is the
+// FutureCall and whose drop is FutureCall::ring_marker, marked RingEntry::kFuture: fenced
+// as a waited call (its caller will likely wait: pinned_lane.h, fences_fully), woken as a
+// fire-and-forget one (its caller may stream more calls first: wake_preemption.h). The
+// default thread runs it in a run of answered calls (run_fast),
+// ends it unrun (run_fast_not_alive), or a canceller that claimed it cancels it
+// (cancel_fast): each exactly once, the ring's claim choosing between the last two.
+//
+// Why: a call with a future through the mailbox cost 23 atomic read-modify-writes, ~5 ns
+// each on the AMD EPYC VM of 2026-12-07 (bench/README.md); through the ring, 14.
+
+#include <new>
+
+namespace tether {
+
+void Actor::FutureCall::ring_marker(void*) noexcept {}
+
+std::shared_ptr<Future> Actor::try_call_future(Sender& sender, tether_method_fn m, UserArg& arg) noexcept {
+  void* const raw_arg = arg.get();
+  const tether_drop_fn raw_drop = arg.drop_fn();
+  std::shared_ptr<CallFuture> call;
+  try {
+    // As the base from the start, as call_general's (start_queued binds to it).
+    call = std::allocate_shared<FutureCall>(PoolAllocator<FutureCall, CallFuturePool>(), *this, *default_lane_, m,
+                                            std::move(arg));  // bad_alloc before the call is made: arg untouched
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  CallFuture::start_queued(call);
+  auto& made = static_cast<FutureCall&>(*call);
+  if (!post_fast(sender, m, &made, &FutureCall::ring_marker, RingEntry::kFuture)) {
+    made.undo_post();
+    arg = UserArg(raw_arg, raw_drop);  // the call never took it (its destructor drops no arg)
+    return nullptr;
+  }
+  return call;
 }
 
 }  // namespace tether
@@ -6500,7 +6674,7 @@ bool CallFuture::start(UserArg& arg) {
   return true;
 }
 
-bool CallFuture::finish(ErrorPtr err, Scope* nested) {
+bool CallFuture::finish(ErrorPtr err, Scope* nested, bool by_consumer) {
   if (nested != nullptr) return nested->finish_call(std::move(err));  // NestedEnd ends the call
   NoticeList::Due due;
   {
@@ -6511,7 +6685,7 @@ bool CallFuture::finish(ErrorPtr err, Scope* nested) {
                         (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
       terminal = stop ? TETHER_CANCELLED : TETHER_SUCCEEDED;
     }
-    due = complete_locked(terminal, std::move(err));
+    due = complete_locked(terminal, std::move(err), by_consumer);
   }
   announce(std::move(due), /*ended=*/true);
   return true;
@@ -6578,9 +6752,15 @@ void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
   if (cancelled) nested->cancel();  // a cancel that came before: the nested threads stop too
 }
 
-NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
+NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err, bool by_consumer) noexcept {
   // Counted before the state is stored: a reader that sees the state sees the count.
-  if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
+  if (ledger_ != nullptr) {
+    if (by_consumer && terminal_state == TETHER_SUCCEEDED) {
+      ledger_->fast_succeeded();
+    } else {
+      ledger_->count_outcome(terminal_state);
+    }
+  }
   if (!err && terminal_state == TETHER_CANCELLED) err = cancelled_error(lane_->name());
   if (err) error_ = std::move(err);  // a success writes the waiters' line once, at settle (call_future.h)
   state_.store(terminal_state, std::memory_order_release);
@@ -8671,6 +8851,7 @@ constexpr uint32_t kRunBatches = 8;
 // the count still grows (the producer is streaming) and nothing waits elsewhere in the
 // inbox: up to kBuildUp calls, checked kBuildUpShortPauses, then kBuildUpPauses pauses
 // apart, kBuildUpTurns times at most. A lone call is run after the first, short check.
+// Not when the next call has a future (build_up says why).
 // Measured with the vCPUs apart: 28-30 M calls/s without, 39-43 with (the baseline 12).
 constexpr uint64_t kBuildUp = 4096;
 constexpr int kBuildUpTurns = 512;
@@ -8752,10 +8933,11 @@ CallRing* Inbox::lease_ring() {
         ring_count_.fetch_sub(1, std::memory_order_relaxed);  // another thread's ring is there
       }
     }
-    if (r->try_lease()) {
-      fence_lightly(*r);  // a lease starts light: counted before the holder publishes (C3)
-      return r;
-    }
+    // A lease starts fenced in full (not counted light): its holder's first light
+    // publication counts it (push_fast). A thread that makes calls with a future and waits
+    // for each (fenced in full while the consumer sleeps) never makes the lane's parks
+    // heavy (pinned_lane.h, C3).
+    if (r->try_lease()) return r;
   }
   return nullptr;
 }
@@ -8885,6 +9067,7 @@ TETHER_HOT_PATH bool Inbox::pop_ring(size_t s, Work& w, size_t& blocked) {
     w.call = nullptr;
     w.target = e->fast_target();
     w.fast = e->fast_call(word0);
+    took_futures_ = (e->word3 & RingEntry::kFuture) != 0;
     return true;
   }
   return false;
@@ -8915,6 +9098,7 @@ TETHER_HOT_PATH bool Inbox::drain_ring_from(Lane& lane, size_t s, CallRing& ring
     if (word0 == 0) continue;  // claimed by a canceller, who finishes it
     // The target runs this call and the ones right behind it that are its too.
     FastTarget* target = e->fast_target();
+    took_futures_ = (e->word3 & RingEntry::kFuture) != 0;
     FastRun more(*this, *r, e->word3, kBatch - ran - 1);
     target->run_fast(lane, e->fast_call(word0), more);
     ran += 1 + more.finish();
@@ -8970,6 +9154,10 @@ TETHER_HOT_PATH FastRun::Taken FastRun::next_beyond_span() noexcept {
 }
 
 TETHER_HOT_PATH void Inbox::build_up(CallRing& r) noexcept {
+  // Not for calls with a future: their caller may wait for the first while it streams
+  // the rest, and the build-up would hold the first until the last was queued (1,024
+  // futures in flight across CPUs: 120 -> 134 ns a call, the two sides taking turns).
+  if (const RingEntry* e = r.peek(); e != nullptr && (e->word3 & RingEntry::kFuture) != 0) return;
   uint64_t n = r.unread_count();
   for (int turn = 0; n != 0 && n < kBuildUp && turn < kBuildUpTurns; ++turn) {
     const int pauses = turn == 0 ? kBuildUpShortPauses : kBuildUpPauses;
@@ -9351,12 +9539,16 @@ TETHER_HOT_PATH void PinnedLane::serve() noexcept {
   Work w;
   for (;;) {
     if (drain_ring()) {
-      ran_fast_calls_ = true;
-      preemption_.ran(false);  // fire-and-forget and waited calls: nobody parked on a future
+      ran_fast_calls_ = !inbox_.took_futures();
+      // A waiter woken here by the run's last call with a future (Actor::run_fast takes
+      // what the calls before it woke: only the last work before a park counts).
+      const bool woke = take_woke_here();
+      preemption_.ran(woke);
+      woke_waiter_here_ = woke_waiter_here_ || woke;
       continue;
     }
     if (!next(w, forever)) break;
-    ran_fast_calls_ = w.call == nullptr;
+    ran_fast_calls_ = w.call == nullptr && !inbox_.took_futures();
     execute(w);
     const bool woke = take_woke_here();
     preemption_.ran(woke);
@@ -10756,24 +10948,28 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
   return true;
 }
 
-// future_target: the actor a call with a future to id goes to, when it is this thread's
-// most recent entry and its handle is live: no handle lookup, no reference counted (the
-// entry holds the actor, and only this thread changes its entries). Null otherwise: the
-// caller looks the handle up, then remembers it. A handle released right after the
-// check is refused by the actor itself (SHUTDOWN), as after a lookup.
-[[nodiscard]] inline Actor* future_target(uint64_t id) noexcept {
+// future_target: the actor a call with a future to id goes to, and this thread's sender
+// for it in *sender (null: none), when it is this thread's most recent entry and its
+// handle is live: no handle lookup, no reference counted (the entry holds the actor, and
+// only this thread changes its entries). Null otherwise: the caller looks the handle up,
+// then remembers it. A handle released right after the check is refused by the actor
+// itself (SHUTDOWN), as after a lookup.
+[[nodiscard]] inline Actor* future_target(uint64_t id, Actor::Sender** sender) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || !h.actor->handle_live()) return nullptr;
+  *sender = h.sender;
   return h.actor;
 }
 
 // remember: actor (which id named when looked up) becomes this thread's most recent
-// entry, with no sender unless it had one, when this thread's previous lookup for a call
-// with a future named it too (a thread calling one actor again and again). Else it only
-// notes the id: a thread calling many actors in turn (100,000 actors, a call to each)
-// would pay for an entry on every call (two reference counts, the shift of the entries
-// and its thread-locals: ~230 of ~1,300 instructions a call) and use none. Call it last:
-// an entry it evicts is closed here, and closing may run code that calls in.
+// entry, with a sender opened at need (its calls with a future then go through its ring:
+// Actor::try_call_future), when this thread's previous lookup for a call with a future
+// named it too (a thread calling one actor again and again). Else it only notes the id:
+// a thread calling many actors in turn (100,000 actors, a call to each) would pay for an
+// entry on every call (two reference counts, the shift of the entries and its
+// thread-locals: ~230 of ~1,300 instructions a call; a sender, a ring's lease) and use
+// none. Call it last: an entry it evicts is closed here, and closing may run code that
+// calls in.
 void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept;
 
 // forget_released: the general path is about to look id up: if this thread's entry for
@@ -11073,9 +11269,13 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 // remembered. room bounds the wait for a full mailbox.
 std::shared_ptr<Future> queue_with_future(tether_actor a, const char* group, tether_method_fn m, UserArg& arg,
                                           Deadline room) {
-  // never the fast path (Actor::fast_path_applies): no sender
-  if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
+  Actor::Sender* sender = nullptr;
+  if (Actor* cached = actor_cache::future_target(a.id, &sender)) {  // this thread called it last
     require(m, "m");
+    // Through this thread's ring when it has one (Actor::try_call_future), else the mailbox.
+    if (group == nullptr && sender != nullptr) {
+      if (std::shared_ptr<Future> future = cached->try_call_future(*sender, m, arg)) return future;
+    }
     return cached->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
   }
   actor_cache::forget_released(a.id);
@@ -11437,6 +11637,17 @@ Entry* find(Cache& c, uint64_t id) noexcept {
   return nullptr;
 }
 
+// open_sender_at_need: gives e a sender if it has none (a new entry; or no ring was free
+// last time, and one may be now). Without one (no ring free, no memory, the actor
+// stopping) the general path serves.
+void open_sender_at_need(Entry& e) noexcept {
+  if (e.sender) return;
+  try {
+    e.sender = e.actor->open_sender();
+  } catch (const std::bad_alloc&) {
+  }
+}
+
 // Closes an entry when the function that moved it here returns, after every use of the
 // cache (closing may run user code that calls back in).
 struct Closing {
@@ -11466,25 +11677,16 @@ Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
   Cache& c = *cp;
   Entry* e = find(c, id);
   if (e == nullptr) {
-    std::unique_ptr<Actor::Sender> sender;
-    try {
-      sender = actor->open_sender();
-    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
-    }
     Entry& last = c.entries[kEntries - 1];
     last.id = 0;
     evicted_actor_ = std::move(last.actor);
     evicted_sender_ = std::move(last.sender);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
-    c.entries[0] = Entry{id, actor, std::move(sender)};
+    c.entries[0] = Entry{id, actor, nullptr};
+    open_sender_at_need(c.entries[0]);
   } else {
     if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
-    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
-      try {
-        c.entries[0].sender = actor->open_sender();
-      } catch (const std::bad_alloc&) {
-      }
-    }
+    open_sender_at_need(c.entries[0]);
   }
   c.sync_hot();
   return c.entries[0].sender.get();
@@ -11500,15 +11702,16 @@ void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept {
   if (cp == nullptr) return;  // no memory to arm its cleanup: every call looks the handle up
   Cache& c = *cp;
   Entry* e = find(c, id);
-  if (e == &c.entries[0]) return;
+  if (e == &c.entries[0] && c.entries[0].sender) return;
   Closing evicted;
   if (e != nullptr) {
-    std::swap(*e, c.entries[0]);
+    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
   } else {
     evicted.entry = std::move(c.entries[kEntries - 1]);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
     c.entries[0] = Entry{id, actor, nullptr};
   }
+  open_sender_at_need(c.entries[0]);
   c.sync_hot();
 }  // evicted is closed here, after the cache's last use
 

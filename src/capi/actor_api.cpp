@@ -47,9 +47,13 @@ Actor::Options read_actor_options(const tether_actor_options* o) {
 // remembered. room bounds the wait for a full mailbox.
 std::shared_ptr<Future> queue_with_future(tether_actor a, const char* group, tether_method_fn m, UserArg& arg,
                                           Deadline room) {
-  // never the fast path (Actor::fast_path_applies): no sender
-  if (Actor* cached = actor_cache::future_target(a.id)) {  // this thread called it last
+  Actor::Sender* sender = nullptr;
+  if (Actor* cached = actor_cache::future_target(a.id, &sender)) {  // this thread called it last
     require(m, "m");
+    // Through this thread's ring when it has one (Actor::try_call_future), else the mailbox.
+    if (group == nullptr && sender != nullptr) {
+      if (std::shared_ptr<Future> future = cached->try_call_future(*sender, m, arg)) return future;
+    }
     return cached->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
   }
   actor_cache::forget_released(a.id);

@@ -89,6 +89,17 @@ Entry* find(Cache& c, uint64_t id) noexcept {
   return nullptr;
 }
 
+// open_sender_at_need: gives e a sender if it has none (a new entry; or no ring was free
+// last time, and one may be now). Without one (no ring free, no memory, the actor
+// stopping) the general path serves.
+void open_sender_at_need(Entry& e) noexcept {
+  if (e.sender) return;
+  try {
+    e.sender = e.actor->open_sender();
+  } catch (const std::bad_alloc&) {
+  }
+}
+
 // Closes an entry when the function that moved it here returns, after every use of the
 // cache (closing may run user code that calls back in).
 struct Closing {
@@ -118,25 +129,16 @@ Actor::Sender* ThisThread::sender_for(Actor& target) noexcept {
   Cache& c = *cp;
   Entry* e = find(c, id);
   if (e == nullptr) {
-    std::unique_ptr<Actor::Sender> sender;
-    try {
-      sender = actor->open_sender();
-    } catch (const std::bad_alloc&) {  // no memory for the fast path: the general one serves
-    }
     Entry& last = c.entries[kEntries - 1];
     last.id = 0;
     evicted_actor_ = std::move(last.actor);
     evicted_sender_ = std::move(last.sender);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
-    c.entries[0] = Entry{id, actor, std::move(sender)};
+    c.entries[0] = Entry{id, actor, nullptr};
+    open_sender_at_need(c.entries[0]);
   } else {
     if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
-    if (!c.entries[0].sender) {  // no ring was free last time; one may be now
-      try {
-        c.entries[0].sender = actor->open_sender();
-      } catch (const std::bad_alloc&) {
-      }
-    }
+    open_sender_at_need(c.entries[0]);
   }
   c.sync_hot();
   return c.entries[0].sender.get();
@@ -152,15 +154,16 @@ void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept {
   if (cp == nullptr) return;  // no memory to arm its cleanup: every call looks the handle up
   Cache& c = *cp;
   Entry* e = find(c, id);
-  if (e == &c.entries[0]) return;
+  if (e == &c.entries[0] && c.entries[0].sender) return;
   Closing evicted;
   if (e != nullptr) {
-    std::swap(*e, c.entries[0]);
+    if (e != &c.entries[0]) std::swap(*e, c.entries[0]);
   } else {
     evicted.entry = std::move(c.entries[kEntries - 1]);
     for (size_t i = kEntries - 1; i > 0; --i) c.entries[i] = std::move(c.entries[i - 1]);
     c.entries[0] = Entry{id, actor, nullptr};
   }
+  open_sender_at_need(c.entries[0]);
   c.sync_hot();
 }  // evicted is closed here, after the cache's last use
 

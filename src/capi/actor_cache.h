@@ -78,24 +78,28 @@ extern TETHER_HOT_TLS constinit thread_local Hot t_hot;
   return true;
 }
 
-// future_target: the actor a call with a future to id goes to, when it is this thread's
-// most recent entry and its handle is live: no handle lookup, no reference counted (the
-// entry holds the actor, and only this thread changes its entries). Null otherwise: the
-// caller looks the handle up, then remembers it. A handle released right after the
-// check is refused by the actor itself (SHUTDOWN), as after a lookup.
-[[nodiscard]] inline Actor* future_target(uint64_t id) noexcept {
+// future_target: the actor a call with a future to id goes to, and this thread's sender
+// for it in *sender (null: none), when it is this thread's most recent entry and its
+// handle is live: no handle lookup, no reference counted (the entry holds the actor, and
+// only this thread changes its entries). Null otherwise: the caller looks the handle up,
+// then remembers it. A handle released right after the check is refused by the actor
+// itself (SHUTDOWN), as after a lookup.
+[[nodiscard]] inline Actor* future_target(uint64_t id, Actor::Sender** sender) noexcept {
   const detail::Hot& h = detail::t_hot;
   if (h.id != id || id == 0 || !h.actor->handle_live()) return nullptr;
+  *sender = h.sender;
   return h.actor;
 }
 
 // remember: actor (which id named when looked up) becomes this thread's most recent
-// entry, with no sender unless it had one, when this thread's previous lookup for a call
-// with a future named it too (a thread calling one actor again and again). Else it only
-// notes the id: a thread calling many actors in turn (100,000 actors, a call to each)
-// would pay for an entry on every call (two reference counts, the shift of the entries
-// and its thread-locals: ~230 of ~1,300 instructions a call) and use none. Call it last:
-// an entry it evicts is closed here, and closing may run code that calls in.
+// entry, with a sender opened at need (its calls with a future then go through its ring:
+// Actor::try_call_future), when this thread's previous lookup for a call with a future
+// named it too (a thread calling one actor again and again). Else it only notes the id:
+// a thread calling many actors in turn (100,000 actors, a call to each) would pay for an
+// entry on every call (two reference counts, the shift of the entries and its
+// thread-locals: ~230 of ~1,300 instructions a call; a sender, a ring's lease) and use
+// none. Call it last: an entry it evicts is closed here, and closing may run code that
+// calls in.
 void remember(uint64_t id, const std::shared_ptr<Actor>& actor) noexcept;
 
 // forget_released: the general path is about to look id up: if this thread's entry for

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/actor_future_call.h"
 #include "core/actor_slab.h"
 #include "core/pool_allocator.h"
 #include "core/call_future_pool.h"
@@ -124,69 +125,6 @@ class Actor::MethodCall : public Call {
   Actor& actor_;  // alive: an unsettled call keeps the destructor (and the end) away
   tether_method_fn method_;
   UserArg arg_;
-};
-
-// FutureCall: one call of a method with a future: the call and its future in one block
-// (call_future.h), counted by the actor's ledger as the future ends.
-class Actor::FutureCall final : public CallFuture {
- public:
-  FutureCall(Actor& actor, Lane& lane, tether_method_fn m, UserArg arg) noexcept
-      : CallFuture(&actor, &actor.ledger_, &actor.cancel_, lane, m, std::move(arg)) {
-    static_assert(sizeof(FutureCall) + 16 <= CallFuturePool::kSlotSize, "a call and its count fit a pool block");
-  }
-
-  void run(Lane& lane) noexcept override {
-    Actor& a = actor();
-    a.ledger_.leave();
-    const Life life = a.life_.load(std::memory_order_acquire);
-    if (life == Life::Dead) {
-      // Queued before the constructor failed: never runs. Failed, or cancelled when there
-      // was no memory for the error.
-      if (ErrorPtr dead = a.dead_error_or_null()) fail_pending(std::move(dead));
-      cancel_queued();  // no-op once failed
-    } else if (life != Life::Alive || a.cancelling()) {  // a stop CANCEL: the constructor, or this call
-      cancel_queued();
-    } else {
-      run_method(a, lane);
-      return;
-    }
-    a.settle();
-  }
-
-  void cancel() noexcept override {
-    Actor& a = actor();
-    a.ledger_.leave();
-    cancel_queued();
-    a.settle();
-  }
-
- private:
-  // actor: the owner (alive: an unsettled call keeps the destructor, and the end, away).
-  [[nodiscard]] Actor& actor() const noexcept { return *static_cast<Actor*>(const_cast<void*>(owner())); }
-
-  void run_method(Actor& a, Lane& lane) noexcept {
-    UserArg arg;
-    if (!start(arg)) {  // cancelled while queued (counted then): never had a thread
-      a.settle();
-      return;
-    }
-    ErrorPtr err;
-    std::shared_ptr<Scope> nested;
-    {
-      Task task(*this, lane.name(), &a.origin());
-      const tether_method_fn m = method();
-      err = run_task(task, [&](tether_task* t) { return m(t, a.state_ptr_, arg.get()); });
-      nested = task.lazy_scope();
-    }
-    arg.reset();
-    if (finish(std::move(err), nested.get())) {
-      a.settle();  // quiet already (the usual case): no notice to make
-    } else {
-      a.settle_when_done(nested.get());  // nested threads still run
-    }
-  }
-
-  [[nodiscard]] std::shared_ptr<void> keep_owner() const override { return actor().shared_from_this(); }
 };
 
 // DtorCall: the end of the actor, on the default thread, after every call (actor.h).

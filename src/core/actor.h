@@ -166,6 +166,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // Sender: what one producer thread holds to call this actor without the general path,
   // its tally and the ring it leased on the default lane. Used by that thread alone,
   // between open and close. The actor's own conditions are open_sender's and post_fast's.
+  // A call with a future to the default thread goes through the same ring, as a FutureCall
+  // (try_call_future), and a waited call as the thread's WaitedCall (try_call_waited).
   [[nodiscard]] static constexpr bool fast_path_applies(const char* group, bool want_future) noexcept {
     return group == nullptr && !want_future;
   }
@@ -196,8 +198,8 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // caller's hot path, which then keeps no registers for rare turns: post_now does what
   // needs no call out of line, finish_post (out of line) the rest. kPosted, or
   // finish_post true: queued (arg_drop belongs to the call). kRefused, or finish_post
-  // false: call() must take it (arg untouched). flags: the entry's (RingEntry::kWaited
-  // for a waited call, whose arg_drop is WaitedCall::marker; else 0).
+  // false: call() must take it (arg untouched). flags: the entry's, ring_flags(arg_drop)
+  // (RingEntry::kWaited for a waited call, kFuture for a call with a future; else 0).
   [[nodiscard]] FastPost post_now(Sender& sender, const char* group, bool want_future, tether_method_fn m, void* arg,
                                   tether_drop_fn arg_drop, uintptr_t flags = 0) noexcept;
   [[nodiscard]] bool finish_post(FastPost how, Sender& sender, tether_method_fn m, void* arg,
@@ -214,6 +216,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // wait would wait on itself: the general path says DEADLOCK), it has no WaitedCall,
   // or post_fast refused.
   [[nodiscard]] bool try_call_waited(Sender& sender, tether_method_fn m, UserArg& arg, int32_t* terminal) noexcept;
+  // try_call_future: call(nullptr, m, arg, want_future) through sender (a FutureCall in
+  // its ring: actor_future_call.h, actor_ring_future.cpp): the future once queued (arg
+  // then belonged to the call). Null when the general path must take it (arg untouched):
+  // the actor is stopping, released or DEAD, or there was no memory for the call or the
+  // ring.
+  [[nodiscard]] std::shared_ptr<Future> try_call_future(Sender& sender, tether_method_fn m, UserArg& arg) noexcept;
   // open_sender: a sender for the calling thread, or null when the fast path does not
   // apply (a bounded mailbox, several threads on the default lane, no ring free, the
   // actor stopping).
@@ -275,6 +283,12 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
                                        Deadline room);
   [[nodiscard]] Lane& group_lane(const char* group) const;  // lane() of a named group
   void fail_dead_fast(const FastCall& call) noexcept;
+  // answered: a ring entry's drop that names a call whose caller takes its answer: a
+  // waited call (WaitedCall::marker) or a call with a future (FutureCall::ring_marker).
+  // Such entries carry RingEntry::kWaited or kFuture (ring_flags: the flags of an entry
+  // with this drop), and run in runs of their own (run_fast_as).
+  [[nodiscard]] static bool answered(tether_drop_fn drop) noexcept;
+  [[nodiscard]] static uintptr_t ring_flags(tether_drop_fn drop) noexcept;
   // The waited calls among the fast ones (WaitedCall::is_waited: actor_waited_call.cpp).
   class WaitedEnd;
   // run_waited: the default thread runs the waited call (method, its WaitedCall). By
@@ -443,11 +457,17 @@ inline Actor::FastPost Actor::post_now_as(Sender& sender, tether_method_fn m, vo
 // moved once more on the way.
 inline std::shared_ptr<Future> Actor::call(const char* group, tether_method_fn m, UserArg arg, bool want_future,
                                           Deadline room, SenderSource* senders) {
-  if (senders != nullptr && fast_path_applies(group, want_future)) {
+  if (senders != nullptr && group == nullptr) {  // the default thread: this thread's sender, if it has one
     Sender* sender = senders->sender_for(*this);
-    if (sender != nullptr && post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
-      (void)arg.release();  // the call owns it now
-      return nullptr;
+    if (sender != nullptr) {
+      if (fast_path_applies(group, want_future)) {
+        if (post_fast(*sender, m, arg.get(), arg.drop_fn(), /*flags=*/0)) {
+          (void)arg.release();  // the call owns it now
+          return nullptr;
+        }
+      } else if (std::shared_ptr<Future> future = try_call_future(*sender, m, arg)) {
+        return future;
+      }
     }
   }
   return call_general(group, m, std::move(arg), want_future, room);

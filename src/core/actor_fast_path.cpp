@@ -9,14 +9,25 @@
 // inbox.h) with one Task, counting and settling those that succeed once, at the run's
 // end. The lifetime and stop rules are the class comment's in actor.h.
 #include "core/actor.h"
+#include "core/actor_future_call.h"
 #include "core/asymmetric_fence.h"
 #include "core/call_outcome.h"
 #include "core/hot_path.h"
 #include "core/status_error.h"
+#include "core/spin_policy.h"
 
 #include <optional>
 
 namespace tether {
+
+bool Actor::answered(tether_drop_fn drop) noexcept {
+  return WaitedCall::is_waited(drop) || FutureCall::in_ring(drop);
+}
+
+uintptr_t Actor::ring_flags(tether_drop_fn drop) noexcept {
+  if (WaitedCall::is_waited(drop)) return RingEntry::kWaited;
+  return FutureCall::in_ring(drop) ? RingEntry::kFuture : 0;
+}
 
 std::unique_ptr<Actor::Sender> Actor::open_sender() {
   // Not on a manual executor: its lane may close while nobody runs it (Lane::push).
@@ -52,7 +63,7 @@ bool Actor::post_fast_rare(Sender& sender, tether_method_fn m, void* arg, tether
     unaccept_fast(sender);
     return false;  // the general path explains: SHUTDOWN, INVALID_HANDLE or ACTOR_DEAD
   }
-  const uintptr_t flags = WaitedCall::is_waited(arg_drop) ? RingEntry::kWaited : 0;  // as post_now's caller gave
+  const uintptr_t flags = ring_flags(arg_drop);  // as post_now's caller gave
   default_lane_->push_fast(*sender.ring, FastCall{m, arg, arg_drop}, *this, flags);
   return true;
 }
@@ -104,17 +115,23 @@ template <LightFence kFence>
   // (no failure recorded, no nested thread): a new one only after a call that did not.
   // It is current only while a method runs, as for any callback: not while an arg is
   // dropped or a call finished.
-  // A waited call (waited_call.h) runs with a task of its own (its result has a slot).
-  // A run is all waited calls or none (FastRun takes the entries whose word3 is the
-  // first's, RingEntry::kWaited included), so a waited call behind others starts a run
-  // of its own, after what ran before it was counted and settled: its caller, once it
-  // sees the end, sees them in the stats, as it would have behind a call with a future.
+  // An answered call (a waited call, waited_call.h, or one with a future,
+  // actor_future_call.h) runs with a task of its own (its result has a slot). A run is
+  // all answered calls or none (FastRun takes the entries whose word3 is the first's,
+  // RingEntry::kWaited included), so an answered call behind others starts a run of its
+  // own, after what ran before it was counted and settled: its caller, once it sees the
+  // end, sees them in the stats.
   // A stop CANCEL during the run: the calls not started yet never start (actor.h).
   FastCall call = first;
-  if (WaitedCall::is_waited(call.drop)) {
+  if (answered(call.drop)) {
     do {
       ledger_.fast_left();
-      run_waited(lane, call.method, call.arg);
+      if (FutureCall::in_ring(call.drop)) {
+        (void)take_woke_here();  // only the run's last call's wake-up counts (PinnedLane::serve)
+        FutureCall::of_entry(call.arg).run_from_ring(lane);
+      } else {
+        run_waited(lane, call.method, call.arg);
+      }
       if (!more.next_as<kFence>(call)) return;
     } while (!cancelling());
     run_fast_not_alive(call, more);
@@ -173,6 +190,10 @@ void Actor::run_fast_not_alive(FastCall first, FastRun& more) noexcept {
   FastCall call = first;
   do {
     ledger_.fast_left();
+    if (FutureCall::in_ring(call.drop)) {
+      FutureCall::of_entry(call.arg).end_unrun_from_ring();  // settled there
+      continue;
+    }
     if (WaitedCall::is_waited(call.drop)) {
       auto& waited = *static_cast<WaitedCall*>(call.arg);
       end_waited_unrun(waited, life_.load(std::memory_order_acquire) == Life::Dead ? dead_error_or_null() : nullptr);
@@ -209,6 +230,10 @@ void Actor::fail_dead_fast(const FastCall& call) noexcept {
 }
 
 void Actor::cancel_fast(const FastCall& call) noexcept {
+  if (FutureCall::in_ring(call.drop)) {
+    FutureCall::of_entry(call.arg).cancel_from_ring();  // counted and settled there, in the shared counters
+    return;
+  }
   ledger_.leave();
   if (WaitedCall::is_waited(call.drop)) {
     end_waited_unrun(*static_cast<WaitedCall*>(call.arg), nullptr);

@@ -107,7 +107,7 @@ bool CallFuture::start(UserArg& arg) {
   return true;
 }
 
-bool CallFuture::finish(ErrorPtr err, Scope* nested) {
+bool CallFuture::finish(ErrorPtr err, Scope* nested, bool by_consumer) {
   if (nested != nullptr) return nested->finish_call(std::move(err));  // NestedEnd ends the call
   NoticeList::Due due;
   {
@@ -118,7 +118,7 @@ bool CallFuture::finish(ErrorPtr err, Scope* nested) {
                         (owner_stop_ != nullptr && owner_stop_->load(std::memory_order_acquire));
       terminal = stop ? TETHER_CANCELLED : TETHER_SUCCEEDED;
     }
-    due = complete_locked(terminal, std::move(err));
+    due = complete_locked(terminal, std::move(err), by_consumer);
   }
   announce(std::move(due), /*ended=*/true);
   return true;
@@ -185,9 +185,15 @@ void CallFuture::adopt_nested(const std::shared_ptr<Scope>& nested) {
   if (cancelled) nested->cancel();  // a cancel that came before: the nested threads stop too
 }
 
-NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err) noexcept {
+NoticeList::Due CallFuture::complete_locked(int32_t terminal_state, ErrorPtr err, bool by_consumer) noexcept {
   // Counted before the state is stored: a reader that sees the state sees the count.
-  if (ledger_ != nullptr) ledger_->count_outcome(terminal_state);
+  if (ledger_ != nullptr) {
+    if (by_consumer && terminal_state == TETHER_SUCCEEDED) {
+      ledger_->fast_succeeded();
+    } else {
+      ledger_->count_outcome(terminal_state);
+    }
+  }
   if (!err && terminal_state == TETHER_CANCELLED) err = cancelled_error(lane_->name());
   if (err) error_ = std::move(err);  // a success writes the waiters' line once, at settle (call_future.h)
   state_.store(terminal_state, std::memory_order_release);

@@ -107,13 +107,18 @@ class CallFuture : public Call, public Future {
   [[nodiscard]] bool start(UserArg& arg);
   // finish: the method returned with err (null: OK). With nested threads (adopt_nested),
   // their scope hears it and ends the call; else the call ends now. True when no nested
-  // thread runs (as Scope::finish_call).
-  bool finish(ErrorPtr err, Scope* nested);
+  // thread runs (as Scope::finish_call). by_consumer: the calling thread is the one
+  // consumer of the lane's fast calls, and counts a success in its own field
+  // (CallLedger::fast_succeeded) rather than with a read-modify-write.
+  bool finish(ErrorPtr err, Scope* nested, bool by_consumer = false);
   // fail_pending: PENDING -> FAILED with e (the arg dropped). No effect once started.
   void fail_pending(ErrorPtr e);
   // cancel_queued: the lane cancels the call before it ran (request_cancel, from the
   // subclass's cancel()).
   void cancel_queued() noexcept;
+  // release_queued: the lane is done with the call (dispose): maybe the last reference,
+  // so the caller's last touch of this.
+  void release_queued() noexcept { dispose(); }
   [[nodiscard]] Lane& lane() const noexcept { return *lane_; }
   [[nodiscard]] tether_method_fn method() const noexcept { return method_; }
   // The subclass's: what holds the owner (whose ledger counts the call) alive until
@@ -125,9 +130,10 @@ class CallFuture : public Call, public Future {
   class NestedEnd;
   // dispose: the lane is done with the call: its reference goes (maybe the last).
   void dispose() noexcept final;
-  // complete_locked: the terminal change: counts the call, stores err (a cancellation's
-  // own when null and CANCELLED), then the state. Returns the notices to run unlocked.
-  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err) noexcept;
+  // complete_locked: the terminal change: counts the call (a success in the consumer's
+  // own field when by_consumer: finish), stores err (a cancellation's own when null and
+  // CANCELLED), then the state. Returns the notices to run unlocked.
+  [[nodiscard]] NoticeList::Due complete_locked(int32_t terminal_state, ErrorPtr err, bool by_consumer = false) noexcept;
   // announce: after a change, unlocked: wakes waiters, then runs due; ended: this thread
   // made the call terminal (it alone writes the settled copy and settled_).
   void announce(NoticeList::Due&& due, bool ended);

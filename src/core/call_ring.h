@@ -45,12 +45,16 @@ struct FastCall {
 // call by storing 0 there (release) while the consumer may be reading it.
 struct RingEntry {
   enum Kind : uintptr_t { kFast = 0, kMarks = 1 };
-  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 4-aligned
-  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h), so
-  // that a run of calls (FastRun: the entries whose word3 is the first's) is all waited
-  // calls or none, and the run's loop need not tell them apart call by call.
+  static constexpr uintptr_t kKindMask = 1;  // a FastTarget is at least 8-aligned (its vtable pointer)
+  // kWaited: or'ed into word3 of a fast call whose caller waits for it (waited_call.h);
+  // kFuture: of a call with a future (the actor's FutureCall). So a run of calls
+  // (FastRun: the entries whose word3 is the first's) is all answered calls (waited or
+  // with a future) or none, and the run's loop need not tell them from fire-and-forget
+  // calls call by call. kWaited is also a hint for the wake-up (wake_preemption.h):
+  // that call's caller blocks at once; a call with a future's may stream more first.
   static constexpr uintptr_t kWaited = 2;
-  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited);
+  static constexpr uintptr_t kFuture = 4;
+  static constexpr uintptr_t kTargetMask = ~(kKindMask | kWaited | kFuture);
 
   std::atomic<uintptr_t> word0;  // kFast: the method; kMarks: marks 0-1
   uintptr_t word1;               // kFast: arg; kMarks: marks 2-3

@@ -30,9 +30,9 @@
 //     is 0 the consumer visits the mailbox alone (try_pop, anything_queued).
 //   - light_leases_ counts the leased rings whose holder publishes with a light fence now
 //     (CallRing::fences_lightly): incremented (seq_cst) before the holder's first light
-//     publication (a lease starts light), decremented (release) after its last one (a
-//     waited call, which fences in full, or the lease's end). A consumer about to park
-//     reads it (pinned_lane.h, C3).
+//     publication (a lease starts fenced in full), decremented (release) after its last
+//     one (a waited call or a call with a future to a sleeping consumer, which fences in
+//     full, or the lease's end). A consumer about to park reads it (pinned_lane.h, C3).
 //
 // What orders what:
 //   - Between sources: the ordering marks (source_marks.h). With rings, a mailbox push
@@ -119,7 +119,7 @@ class FastRun;
 
 // FastTarget: what runs the fast calls of a ring (an actor). It stays alive while any of
 // its calls is queued: it counts them as accepted until run_fast or cancel_fast returns.
-class FastTarget {
+class alignas(8) FastTarget {  // aligned for RingEntry's flags in word3 (below)
  public:
   // run_fast: runs first on the lane's consumer, then each call more.next() gives: the
   // ring's next calls to this target, run back to back with one set-up (drain_ring).
@@ -132,6 +132,9 @@ class FastTarget {
  protected:
   ~FastTarget() = default;
 };
+
+static_assert(alignof(FastTarget) > (RingEntry::kKindMask | RingEntry::kWaited | RingEntry::kFuture),
+              "a RingEntry's word3 keeps its flags in a FastTarget pointer's low bits");
 
 class Inbox {
  public:
@@ -166,7 +169,7 @@ class Inbox {
   // push_fast: appends call for target to the leased ring (room reserved beforehand with
   // ring.try_reserve(2)) and publishes it, then fences (P1): with light_fence(), or in
   // full (full: the lane's choice for a waited call, pinned_lane.h's C3), counting the
-  // ring in or out of the light leases first. flags: 0, or RingEntry::kWaited.
+  // ring in or out of the light leases first. flags: 0, RingEntry::kWaited or kFuture.
   void push_fast(CallRing& ring, const FastCall& call, FastTarget& target, uintptr_t flags, bool full) noexcept {
     if (full) {
       fence_fully(ring);
@@ -235,6 +238,9 @@ class Inbox {
     }
     return drain_ring_from(lane, s, *r);
   }
+  // took_futures: the last fast call drain_ring or try_pop took (and so the last run of
+  // drain_ring) was a call with a future (RingEntry::kFuture). Consumer only.
+  [[nodiscard]] bool took_futures() const noexcept { return took_futures_; }
   // run: runs what try_pop took, on lane, and lets it go.
   static void run(Work& w, Lane& lane) noexcept;
 
@@ -353,6 +359,7 @@ class Inbox {
   size_t current_ = 0;                                // the source being drained
   uint32_t batch_ = 0;                                // taken from it in a row
   bool caught_up_ = false;                            // drain_ring last emptied its ring
+  bool took_futures_ = false;                         // the last fast call taken had a future (took_futures)
   // The mailbox's first call waits for source mailbox_waits_on_ to reach the mark
   // mailbox_waits_for_ (pop_mailbox found so; kLaneSources: not known). It stays so until
   // the consumer pops that call, which only it does. A call with a future behind a

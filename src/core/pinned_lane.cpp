@@ -61,12 +61,16 @@ TETHER_HOT_PATH void PinnedLane::serve() noexcept {
   Work w;
   for (;;) {
     if (drain_ring()) {
-      ran_fast_calls_ = true;
-      preemption_.ran(false);  // fire-and-forget and waited calls: nobody parked on a future
+      ran_fast_calls_ = !inbox_.took_futures();
+      // A waiter woken here by the run's last call with a future (Actor::run_fast takes
+      // what the calls before it woke: only the last work before a park counts).
+      const bool woke = take_woke_here();
+      preemption_.ran(woke);
+      woke_waiter_here_ = woke_waiter_here_ || woke;
       continue;
     }
     if (!next(w, forever)) break;
-    ran_fast_calls_ = w.call == nullptr;
+    ran_fast_calls_ = w.call == nullptr && !inbox_.took_futures();
     execute(w);
     const bool woke = take_woke_here();
     preemption_.ran(woke);

@@ -42,7 +42,8 @@
 // counted after that read counted itself (seq_cst) before its first light publication,
 // so its P2 load comes after C2 and sees the announcement; one counted out before that
 // read was counted out (release) after its last light publication, which C4 therefore
-// sees. A lease starts light and is counted out at its end. A waited call to a consumer
+// sees. A lease starts fenced in full: its holder counts it in at its first light
+// publication, and out at its end. A waited call (or one with a future) to a consumer
 // that announced it may sleep counts its holder out: its caller blocks right after
 // publishing, so a full fence (tens of ns) costs it little against a round trip of
 // microseconds, while the consumer that answers it and parks would pay a membarrier
@@ -128,13 +129,13 @@ class PinnedLane final : public Lane {
     prefetch_for_read(presence_);
     inbox_.prefetch_for_push(ring);
   }
-  // fences_fully: whether a call with these flags publishes with a full fence: a waited
-  // call when the consumer announced it may sleep (C2; a relaxed read, a hint): the
-  // consumer that answers it will likely park again, and its park then needs no heavy
-  // fence for that caller's ring (C3). Actor::post_now_as sends such a call, and a waited
-  // call through a ring that fences in full, to push_fast.
+  // fences_fully: whether a call with these flags publishes with a full fence: an
+  // answered call (waited, or with a future) when the consumer announced it may sleep
+  // (C2; a relaxed read, a hint): the consumer that answers it will likely park again,
+  // and its park then needs no heavy fence for that caller's ring (C3). Actor::post_now_as
+  // sends such a call, and an answered call through a ring that fences in full, to push_fast.
   [[nodiscard]] bool fences_fully(uintptr_t flags) const noexcept {
-    return (flags & RingEntry::kWaited) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
+    return (flags & (RingEntry::kWaited | RingEntry::kFuture)) != 0 && sleepers_.load(std::memory_order_relaxed) != 0;
   }
   // wake_after_push_fast: P3/P4 after push_fast's P2 saw the consumer's announcement;
   // waited: the call pushed was a waited one (core/wake_preemption.h).
@@ -173,7 +174,9 @@ class PinnedLane final : public Lane {
   // make each call fetch that line back from the consumer's CPU).
   alignas(64) int64_t idle_budget_ns_;  // C1's adaptive budget
   uint32_t idle_spins_ = 0;              // C1's spins, for the probes
-  // ran_fast_calls_: the work serve() ran last was fire-and-forget calls.
+  // ran_fast_calls_: the work serve() ran last was fire-and-forget (or waited) calls, not
+  // calls with a future: their caller may wait for them parked (wake_preemption.h), as
+  // for a call with a future from the mailbox.
   bool ran_fast_calls_ = false;
   // woke_waiter_here_: the work serve() ran since C1's last look woke a waiter parked on
   // this CPU (spin_policy.h's take_woke_here, which serve() takes after each work).

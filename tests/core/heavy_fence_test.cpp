@@ -1,18 +1,23 @@
 // Where the library makes heavy fences (core/asymmetric_fence.h: a membarrier system call,
 // which interrupts every running thread of the process), and where it no longer does:
 //   - an actor's stop (core/actor.h): only when a fast sender was ever opened. An actor
-//     called only with futures ends without one (100,000 such actors released together
-//     made 100,000 of them);
+//     no thread called twice in a row ends without one (100,000 actors, a call with a
+//     future to each, released together, made 100,000 of them); one that a thread calls
+//     again and again (its calls then go through that thread's ring, with a future or
+//     not) ends with one;
 //   - a pinned lane about to park (core/pinned_lane.h, C3): only while one of its rings is
 //     leased by a holder that publishes with a light fence (not whenever a ring was ever
-//     made, nor while its holder's last call was a waited one, which fences in full).
+//     made, nor while its holder's last call was a waited one or one with a future to the
+//     sleeping lane, which fence in full).
 #include <gtest/gtest.h>
 #include <tether/tether.h>
 
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "core/asymmetric_fence.h"
+#include "support/sync.h"
 #include "support/waits.h"
 
 namespace core_test {
@@ -25,6 +30,18 @@ tether_status NoState(tether_task*, void*, void** state) {
   return TETHER_OK;
 }
 tether_status Nothing(tether_task*, void*, void*) { return TETHER_OK; }
+tether_status Open(tether_task*, void*, void* gate) {
+  static_cast<tether_test::Gate*>(gate)->set();
+  return TETHER_OK;
+}
+
+// from_new_threads: f() on n threads made one after another, each calling once: no
+// thread's cache keeps the actor (a call's first lookup only notes it), so no call takes
+// a ring.
+template <class F>
+void from_new_threads(int n, F f) {
+  for (int i = 0; i < n; ++i) std::thread(f).join();
+}
 
 // ActorOnSharedExecutor: an actor on an executor of its own making (not dedicated), so
 // the executor's lane outlives the actor's release.
@@ -47,12 +64,22 @@ struct ActorOnSharedExecutor {
   }
 };
 
-TEST(StopFence, AnActorCalledOnlyWithFuturesEndsWithoutAHeavyFence) {
+TEST(StopFence, AnActorCalledWithFuturesOnceFromEachThreadEndsWithoutAHeavyFence) {
   ActorOnSharedExecutor s;
-  for (int i = 0; i < 3; ++i) s.call_and_wait();
+  from_new_threads(3, [&] { s.call_and_wait(); });
   const uint64_t before = tether::heavy_fences_made();
   ASSERT_EQ(tether_actor_release(s.actor), TETHER_OK);  // waits for the destructor
   EXPECT_EQ(tether::heavy_fences_made(), before);
+}
+
+TEST(StopFence, AnActorOneThreadCallsAgainAndAgainWithFuturesEndsWithAHeavyFence) {
+  // The calls after the second go through the thread's ring (actor_ring_future.cpp),
+  // which a sender leased: the stop fences for them.
+  ActorOnSharedExecutor s;
+  for (int i = 0; i < 3; ++i) s.call_and_wait();
+  const uint64_t before = tether::heavy_fences_made();
+  ASSERT_EQ(tether_actor_release(s.actor), TETHER_OK);
+  EXPECT_GT(tether::heavy_fences_made(), before);
 }
 
 TEST(StopFence, AStopCancelOfAnActorCalledOnlyWithFuturesMakesNoHeavyFenceEither) {
@@ -92,6 +119,8 @@ struct LaneWithRing {
     EXPECT_EQ(tether_actor_release(actor), TETHER_OK);
     EXPECT_EQ(tether_executor_release(executor), TETHER_OK);
   }
+  // round_trips: n calls with a future, each waited for: through this thread's ring once
+  // it has one, fenced in full when the lane sleeps.
   void round_trips(int n) const {
     for (int i = 0; i < n; ++i) {
       tether_future f{0};
@@ -107,11 +136,37 @@ struct LaneWithRing {
       ASSERT_EQ(tether_actor_call_wait(actor, nullptr, Nothing, nullptr, nullptr, -1, nullptr, nullptr), TETHER_OK);
     }
   }
-  // fire_and_forget: a call through this thread's sender (it leases one of the lane's
-  // rings, kept while this thread caches the actor), then a round trip: it has run.
-  void fire_and_forget() const {
-    ASSERT_EQ(tether_actor_call(actor, nullptr, Nothing, nullptr, nullptr, nullptr), TETHER_OK);
-    round_trips(1);
+  // fire_and_forget: n fire-and-forget calls through this thread's sender (it leases one
+  // of the lane's rings, kept while this thread caches the actor, and publishes with a
+  // light fence), each waited for by a gate its method opens, not through the ring.
+  void fire_and_forget(int n = 1) const {
+    for (int i = 0; i < n; ++i) {
+      tether_test::Gate ran;
+      ASSERT_EQ(tether_actor_call(actor, nullptr, Open, &ran, nullptr, nullptr), TETHER_OK);
+      ASSERT_TRUE(ran.wait_for(tether_test::kLong));
+    }
+  }
+  // until_heavy_fence: f() again and again (bounded) until a heavy fence was made; true
+  // then. On a loaded machine the executor may find the next call queued before it parks.
+  template <class F>
+  static bool until_heavy_fence(F f) {
+    const uint64_t before = tether::heavy_fences_made();
+    const auto deadline = tether_test::Clock::now() + tether_test::kLong;
+    do {
+      f();
+    } while (tether::heavy_fences_made() == before && tether_test::Clock::now() < deadline);
+    return tether::heavy_fences_made() > before;
+  }
+  // until_quiet: f() again and again (bounded) until one run of it made no heavy fence.
+  template <class F>
+  static bool until_quiet(F f) {
+    const auto deadline = tether_test::Clock::now() + tether_test::kLong;
+    for (;;) {
+      const uint64_t at = tether::heavy_fences_made();
+      f();
+      if (tether::heavy_fences_made() == at) return true;
+      if (tether_test::Clock::now() >= deadline) return false;
+    }
   }
 };
 
@@ -120,20 +175,14 @@ TEST(ParkFence, ALaneParksWithAHeavyFenceOnlyWhileOneOfItsRingsIsLeased) {
   // Another thread makes the lane's ring and leases it; its exit ends the lease.
   std::thread other([&] { s.fire_and_forget(); });
   other.join();
-  uint64_t before = tether::heavy_fences_made();
-  s.round_trips(50);  // each ends with the executor parked: no lease, no heavy fence
+  const uint64_t before = tether::heavy_fences_made();
+  // Each call ends with the executor parked: no lease, no heavy fence.
+  from_new_threads(20, [&] { s.round_trips(1); });
   EXPECT_EQ(tether::heavy_fences_made(), before);
 
-  s.fire_and_forget();  // this thread leases a ring and keeps it
-  before = tether::heavy_fences_made();
-  // The same parks, with a lease live: a heavy fence each. On a loaded machine the
-  // executor may find the next call queued before it parks, so round trips go on (with
-  // a bound) until one has parked.
-  const auto deadline = tether_test::Clock::now() + tether_test::kLong;
-  do {
-    s.round_trips(50);
-  } while (tether::heavy_fences_made() == before && tether_test::Clock::now() < deadline);
-  EXPECT_GT(tether::heavy_fences_made(), before);
+  // This thread leases a ring and keeps it, fencing lightly: the same parks, with a
+  // lease live, make a heavy fence each.
+  EXPECT_TRUE(LaneWithRing::until_heavy_fence([&] { s.fire_and_forget(10); }));
 }
 
 // A waited call to a consumer that announced it may sleep counts its ring out of the
@@ -145,22 +194,20 @@ TEST(ParkFence, ALaneParksWithAHeavyFenceOnlyWhileOneOfItsRingsIsLeased) {
 TEST(ParkFence, AWaitedCallsRingParksItsLaneWithoutAHeavyFenceUntilTheNextFireAndForgetCall) {
   LaneWithRing s;
   s.fire_and_forget();  // this thread leases a ring and keeps it, fencing lightly
-  auto deadline = tether_test::Clock::now() + tether_test::kLong;
-  bool quiet = false;
-  do {
-    const uint64_t at = tether::heavy_fences_made();
-    s.waited_calls(50);  // each ends with the executor parked, the lease live
-    quiet = tether::heavy_fences_made() == at;
-  } while (!quiet && tether_test::Clock::now() < deadline);
-  EXPECT_TRUE(quiet) << "every run of fifty waited calls made a heavy fence";
+  // Each ends with the executor parked, the lease live.
+  EXPECT_TRUE(LaneWithRing::until_quiet([&] { s.waited_calls(50); }))
+      << "every run of fifty waited calls made a heavy fence";
+  // Counted back in by the next fire-and-forget call.
+  EXPECT_TRUE(LaneWithRing::until_heavy_fence([&] { s.fire_and_forget(10); }));
+}
 
-  s.fire_and_forget();  // counted back in
-  const uint64_t before = tether::heavy_fences_made();
-  deadline = tether_test::Clock::now() + tether_test::kLong;
-  do {
-    s.round_trips(50);
-  } while (tether::heavy_fences_made() == before && tether_test::Clock::now() < deadline);
-  EXPECT_GT(tether::heavy_fences_made(), before);
+// Calls with a future through the ring (actor_ring_future.cpp) fence as waited calls do.
+TEST(ParkFence, CallsWithAFutureToASleepingLaneKeepItsParksLight) {
+  LaneWithRing s;
+  s.fire_and_forget();  // this thread leases a ring and keeps it, fencing lightly
+  EXPECT_TRUE(LaneWithRing::until_quiet([&] { s.round_trips(50); }))
+      << "every run of fifty calls with a future made a heavy fence";
+  EXPECT_TRUE(LaneWithRing::until_heavy_fence([&] { s.fire_and_forget(10); }));
 }
 
 }  // namespace
