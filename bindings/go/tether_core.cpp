@@ -4504,8 +4504,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // call: queues m on the group's lane (group null: the default thread). Returns the
   // future when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
-  // The one place that chooses the path: the fast path (below) when the call may take it
-  // and senders (may be null) has a Sender for this thread, else the general path.
+  // The one place that chooses the path: through this thread's ring when senders (may be
+  // null) has a Sender for it and the call goes to the default thread (post_fast without
+  // a future, try_call_future with one), else the general path.
   std::shared_ptr<Future> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
                                SenderSource* senders = nullptr);
 
@@ -10996,6 +10997,17 @@ class ThisThread final : public Actor::SenderSource {
   std::unique_ptr<Actor::Sender> evicted_sender_;
 };
 
+// Cached: the SenderSource of a call through this thread's most recent entry: the sender
+// future_target gave (null: none), as it is.
+class Cached final : public Actor::SenderSource {
+ public:
+  explicit Cached(Actor::Sender* sender) noexcept : sender_(sender) {}
+  [[nodiscard]] Actor::Sender* sender_for(Actor&) noexcept override { return sender_; }
+
+ private:
+  Actor::Sender* const sender_;
+};
+
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
 
@@ -11272,11 +11284,8 @@ std::shared_ptr<Future> queue_with_future(tether_actor a, const char* group, tet
   Actor::Sender* sender = nullptr;
   if (Actor* cached = actor_cache::future_target(a.id, &sender)) {  // this thread called it last
     require(m, "m");
-    // Through this thread's ring when it has one (Actor::try_call_future), else the mailbox.
-    if (group == nullptr && sender != nullptr) {
-      if (std::shared_ptr<Future> future = cached->try_call_future(*sender, m, arg)) return future;
-    }
-    return cached->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
+    actor_cache::Cached senders(sender);  // through its ring when it has one (Actor::call chooses)
+    return cached->call(group, m, std::move(arg), /*want_future=*/true, room, &senders);
   }
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);

@@ -50,11 +50,8 @@ std::shared_ptr<Future> queue_with_future(tether_actor a, const char* group, tet
   Actor::Sender* sender = nullptr;
   if (Actor* cached = actor_cache::future_target(a.id, &sender)) {  // this thread called it last
     require(m, "m");
-    // Through this thread's ring when it has one (Actor::try_call_future), else the mailbox.
-    if (group == nullptr && sender != nullptr) {
-      if (std::shared_ptr<Future> future = cached->try_call_future(*sender, m, arg)) return future;
-    }
-    return cached->call(group, m, std::move(arg), /*want_future=*/true, room, nullptr);
+    actor_cache::Cached senders(sender);  // through its ring when it has one (Actor::call chooses)
+    return cached->call(group, m, std::move(arg), /*want_future=*/true, room, &senders);
   }
   actor_cache::forget_released(a.id);
   auto actor = lookup(a);

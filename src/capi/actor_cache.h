@@ -126,6 +126,17 @@ class ThisThread final : public Actor::SenderSource {
   std::unique_ptr<Actor::Sender> evicted_sender_;
 };
 
+// Cached: the SenderSource of a call through this thread's most recent entry: the sender
+// future_target gave (null: none), as it is.
+class Cached final : public Actor::SenderSource {
+ public:
+  explicit Cached(Actor::Sender* sender) noexcept : sender_(sender) {}
+  [[nodiscard]] Actor::Sender* sender_for(Actor&) noexcept override { return sender_; }
+
+ private:
+  Actor::Sender* const sender_;
+};
+
 // forget: the calling thread's entry for id, if any, goes (its handle is being released).
 void forget(uint64_t id) noexcept;
 

@@ -116,8 +116,9 @@ class Actor final : public std::enable_shared_from_this<Actor>, private FastTarg
   // call: queues m on the group's lane (group null: the default thread). Returns the
   // future when want_future. Throws StatusError (NOT_FOUND, ACTOR_DEAD,
   // SHUTDOWN, QUEUE_FULL, TIMEOUT, DEADLOCK); arg is dropped before a failing call returns.
-  // The one place that chooses the path: the fast path (below) when the call may take it
-  // and senders (may be null) has a Sender for this thread, else the general path.
+  // The one place that chooses the path: through this thread's ring when senders (may be
+  // null) has a Sender for it and the call goes to the default thread (post_fast without
+  // a future, try_call_future with one), else the general path.
   std::shared_ptr<Future> call(const char* group, tether_method_fn m, UserArg arg, bool want_future, Deadline room,
                                SenderSource* senders = nullptr);
 
