@@ -178,6 +178,11 @@ TETHER_HOT_PATH int64_t PinnedLane::next_idle_budget(bool arrived, Deadline::Clo
   return AdaptiveBudget::after_success(idle_budget_ns_, took_ns, options_.idle_spin_ns);
 }
 
+TETHER_HOT_PATH bool PinnedLane::consumer_on_this_cpu() const noexcept {
+  const int32_t cpu = current_cpu();
+  return cpu >= 0 && presence_->consumer_cpu() == cpu;
+}
+
 TETHER_HOT_PATH int64_t PinnedLane::idle_spin_budget(int32_t cpu) noexcept {
   presence_->consumer_at(cpu);
   // The next push comes from this CPU, or a thread this one woke here waits for it.

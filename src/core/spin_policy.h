@@ -182,6 +182,8 @@ class alignas(64) LanePresence {
 
   // The consumer's side.
   void consumer_at(int32_t cpu) noexcept { store_if_changed(consumer_cpu_, cpu); }
+  // consumer_cpu: where the consumer said it runs (a CPU, kParked, kWaking or kUnknown).
+  [[nodiscard]] int32_t consumer_cpu() const noexcept { return consumer_cpu_.load(std::memory_order_relaxed); }
   // consumer_parks: about to park, last seen on cpu (where the kernel most often wakes it).
   void consumer_parks(int32_t cpu) noexcept {
     store_if_changed(parked_on_, cpu);
