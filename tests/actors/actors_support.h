@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <initializer_list>
 #include <mutex>
 #include <string>
@@ -292,6 +293,17 @@ inline tether_actor_stats actor_stats(tether_actor a) {
   s.struct_size = sizeof s;
   if (tether_actor_get_stats(a, &s) != TETHER_OK) s = tether_actor_stats{};
   return s;
+}
+
+// block: a call with a future that holds the actor's default thread until go opens, made
+// and running (entered) before it returns, so the calls made next queue behind it.
+inline void block(tether_actor a, Gate &go, Future &blocker) {
+  auto entered = std::make_shared<Gate>();  // the method's too: it may still be in set() when the wait ends
+  ASSERT_EQ(TETHER_OK, call(a, nullptr, [entered, &go](tether_task *, void *) -> tether_status {
+              entered->set();
+              return go.wait_for(kLong) ? TETHER_OK : 1;
+            }, nullptr, blocker.out()));
+  ASSERT_TRUE(entered->wait_for(kLong));
 }
 
 inline const char *state_name(int32_t s) {

@@ -26,17 +26,6 @@ MethodFn append(ActorOrder &order, uint32_t tag) {
   };
 }
 
-// block: a call with a future that holds the actor's default thread until go opens, made
-// and running (entered) before it returns, so the calls made next queue behind it.
-void block(tether_actor a, Gate &go, Future &blocker) {
-  auto entered = std::make_shared<Gate>();  // the method's too: it may still be in set() when the wait ends
-  ASSERT_EQ(TETHER_OK, call(a, nullptr, [entered, &go](tether_task *, void *) -> tether_status {
-              entered->set();
-              return go.wait_for(kLong) ? TETHER_OK : 1;
-            }, nullptr, blocker.out()));
-  ASSERT_TRUE(entered->wait_for(kLong));
-}
-
 }  // namespace
 
 // Six producer threads, more than the rings a lane lends, take turns: each makes a run of

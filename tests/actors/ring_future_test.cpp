@@ -27,6 +27,13 @@ class RingFuture : public ::testing::TestWithParam<bool> {
   [[nodiscard]] tether_actor_options options(const char* name) const {
     return actor_options(name, nullptr, 0, ring() ? 0 : kBounded);
   }
+  // start: creates a (state st) and warms it up from this thread (warm_drops counts the
+  // warm-up calls' args).
+  void start(const char* name, Actor& a, ActorState& st, Counter* warm_drops) const {
+    const tether_actor_options o = options(name);
+    ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
+    ASSERT_NO_FATAL_FAILURE(warm(a.get(), warm_drops));
+  }
   // warm: two calls waited for: the second lookup makes this thread's cache keep the
   // actor with a sender (capi/actor_cache.h), so the next calls take the ring.
   static void warm(tether_actor a, Counter* drops) {
@@ -45,17 +52,6 @@ tether_status add_one(tether_task* t, void*, void* arg) {
   return tether_task_set_result(t, reinterpret_cast<void*>(reinterpret_cast<intptr_t>(arg) + 1), nullptr);
 }
 
-// block: a call with a future that holds the default thread until go opens, running
-// before it returns, so the calls made next queue behind it.
-void block(tether_actor a, Gate& go, Future& blocker) {
-  auto entered = std::make_shared<Gate>();
-  ASSERT_EQ(TETHER_OK, call(a, nullptr, [entered, &go](tether_task*, void*) -> tether_status {
-              entered->set();
-              return go.wait_for(kLong) ? TETHER_OK : 1;
-            }, nullptr, blocker.out()));
-  ASSERT_TRUE(entered->wait_for(kLong));
-}
-
 }  // namespace
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, RingFuture, ::testing::Values(true, false), way);
@@ -65,10 +61,8 @@ INSTANTIATE_TEST_SUITE_P(BothPaths, RingFuture, ::testing::Values(true, false), 
 TEST_P(RingFuture, AStreamOfCallsEachGetsItsResult) {
   ActorState st;
   Counter drops;
-  const tether_actor_options o = options("ring-stream");
   Actor a;
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-stream", a, st, &drops));
   const size_t n = scaled(2000);
   std::vector<Future> fs(n);
   for (size_t i = 0; i < n; ++i) {
@@ -93,10 +87,8 @@ TEST_P(RingFuture, AStreamOfCallsEachGetsItsResult) {
 TEST_P(RingFuture, AFailureGivesItsError) {
   ActorState st;
   Counter drops;
-  const tether_actor_options o = options("ring-failure");
   Actor a;
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-failure", a, st, &drops));
   Future f;
   ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [](tether_task* t, void*) { return tether_task_fail(t, 42, "no disk"); },
                             &drops, f.out()));
@@ -116,13 +108,11 @@ TEST_P(RingFuture, ACancelWhileQueuedEndsOnlyThatCall) {
   ActorState st;
   Counter warm_drops, drops, runs;
   Gate go;
-  const tether_actor_options o = options("ring-cancel");
   Actor a;
   a.open_on_exit({&go});
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &warm_drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-cancel", a, st, &warm_drops));
   Future blocker;
-  block(a.get(), go, blocker);
+  ASSERT_NO_FATAL_FAILURE(block(a.get(), go, blocker));
   constexpr size_t kQueued = 6;
   std::vector<uint32_t> order;  // the default thread's until the calls are waited for
   std::vector<Future> fs(kQueued);
@@ -160,10 +150,8 @@ TEST_P(RingFuture, ACancelWhileQueuedEndsOnlyThatCall) {
 TEST_P(RingFuture, AStopCancelEndsTheQueuedCalls) {
   ActorState st;
   Counter warm_drops, drops, runs;
-  const tether_actor_options o = options("ring-stop");
   Actor a;
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &warm_drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-stop", a, st, &warm_drops));
   Gate entered;
   Future running;
   ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&](tether_task* t, void*) -> tether_status {
@@ -235,10 +223,8 @@ TEST_P(RingFuture, AConstructorFailureFailsTheQueuedCalls) {
 TEST_P(RingFuture, OrderedWithTheThreadsFireAndForgetCalls) {
   ActorState st;
   Counter warm_drops;
-  const tether_actor_options o = options("ring-order");
   Actor a;
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &warm_drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-order", a, st, &warm_drops));
   std::vector<uint32_t> order;  // the default thread's until the last call is waited for
   const uint32_t n = static_cast<uint32_t>(scaled(600));
   std::vector<Future> fs;
@@ -269,11 +255,9 @@ TEST_P(RingFuture, NestedThreadsEndTheCall) {
   ActorState st;
   Counter warm_drops;
   Gate go;
-  const tether_actor_options o = options("ring-nested");
   Actor a;
   a.open_on_exit({&go});
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &warm_drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-nested", a, st, &warm_drops));
   Future ok, failed;
   ASSERT_EQ(TETHER_OK, call(a.get(), nullptr, [&go](tether_task* t, void*) {
               return spawn(t, "ring-nested-ok", [&go](tether_task*) {
@@ -300,10 +284,8 @@ TEST_P(RingFuture, AReleasedHandleRefusesTheNextCall) {
   ActorState st;
   Counter warm_drops, drops;
   Gate warmed, released;
-  const tether_actor_options o = options("ring-released");
   Actor a;
-  ASSERT_EQ(TETHER_OK, create_actor(&o, ctor_with_state(&st), nullptr, a.out()));
-  warm(a.get(), &warm_drops);
+  ASSERT_NO_FATAL_FAILURE(start("ring-released", a, st, &warm_drops));
   const tether_actor stale = a.get();
   auto refused = [&] {
     Future f;
