@@ -22,8 +22,10 @@
 // open_sender stores fast_opened_ and then loads closed_, the stop sets kStopped and then
 // loads fast_opened_ (a seq_cst Dekker pair), so either the stop sees the sender and
 // fences, or the opening sees the stop and gives no sender (its calls take the general
-// path, which refuses them). An actor called only with futures (100,000 of them, released
-// together) then makes no system call for it. The settled counts are read before the
+// path, which refuses them). An actor no thread calls twice in a row (100,000 of them, a
+// call with a future to each, released together) then makes no system call for it; one a
+// thread calls again and again, with futures or not, has that thread's sender (its calls
+// go through the ring: actor_ring_future.cpp). The settled counts are read before the
 // accepted ones, and a call is always accepted before it settles, so equal counts mean
 // nothing was in flight in between.
 //
